@@ -1,0 +1,40 @@
+/**
+ * Per-token rate limit (PRODUCT.md §3): a token bucket per API token, refilled continuously, holding
+ * at most one minute's worth. Kept in this instance's memory: with N instances the ceiling is N times
+ * the limit, which is documented rather than paid for with a database round trip on every request.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as AppConfig from "../Config.js"
+import { RateLimited } from "../Domain/Errors.js"
+
+interface Bucket {
+  tokens: number
+  updatedAt: number
+}
+
+export class RateLimiter extends Effect.Service<RateLimiter>()("Parley/RateLimiter", {
+  effect: Effect.gen(function*() {
+    const perMinute = yield* AppConfig.RateLimit
+    const buckets = new Map<string, Bucket>()
+    const refillPerMilli = perMinute / 60_000
+
+    /** Takes one request from the key's bucket, or fails with the seconds until one is available. */
+    const take = (key: string) =>
+      Effect.gen(function*() {
+        if (perMinute <= 0) return
+        const now = yield* Clock.currentTimeMillis
+        const bucket = buckets.get(key) ?? { tokens: perMinute, updatedAt: now }
+        bucket.tokens = Math.min(perMinute, bucket.tokens + (now - bucket.updatedAt) * refillPerMilli)
+        bucket.updatedAt = now
+        buckets.set(key, bucket)
+        if (bucket.tokens < 1) {
+          const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / refillPerMilli / 1000))
+          return yield* new RateLimited({ detail: "Rate limit exceeded", retryAfterSeconds })
+        }
+        bucket.tokens -= 1
+      })
+
+    return { take } as const
+  })
+}) {}

@@ -1,0 +1,81 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { Account } from "../Domain/Customer.js"
+import { CustomerId, WorkspaceId } from "../Domain/Ids.js"
+import { JsonObject } from "../Domain/Primitives.js"
+
+export const CustomerRow = Schema.Struct({
+  id: CustomerId,
+  workspaceId: WorkspaceId,
+  userId: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  firstName: Schema.NullOr(Schema.String),
+  lastName: Schema.NullOr(Schema.String),
+  phoneNumber: Schema.NullOr(Schema.String),
+  location: Schema.NullOr(Schema.String),
+  ip: Schema.NullOr(Schema.String),
+  isVisitor: Schema.Boolean,
+  visitorId: Schema.NullOr(CustomerId),
+  customFields: Schema.NullOr(JsonObject),
+  fields: Schema.NullOr(JsonObject),
+  account: Schema.NullOr(Account)
+})
+export type CustomerRow = typeof CustomerRow.Type
+
+/** What a helpdesk or a message tells about a customer; absent fields keep their stored value. */
+export interface CustomerFacts {
+  readonly email?: string | null
+  readonly firstName?: string | null
+  readonly lastName?: string | null
+  readonly phoneNumber?: string | null
+}
+
+export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/CustomersRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const findByUserId = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: WorkspaceId, userId: Schema.String }),
+      Result: CustomerRow,
+      execute: ({ userId, workspaceId }) =>
+        sql`SELECT * FROM customers WHERE workspace_id = ${workspaceId} AND user_id = ${userId}`
+    })
+
+    const findById = SqlSchema.findOne({
+      Request: Schema.Struct({ workspaceId: WorkspaceId, id: CustomerId }),
+      Result: CustomerRow,
+      execute: ({ id, workspaceId }) => sql`SELECT * FROM customers WHERE workspace_id = ${workspaceId} AND id = ${id}`
+    })
+
+    /** The customer with this id in the workspace, created if the integrator names it first. */
+    const ensureId = SqlSchema.single({
+      Request: Schema.Struct({ id: CustomerId, workspaceId: WorkspaceId }),
+      Result: CustomerRow,
+      execute: ({ id, workspaceId }) =>
+        sql`INSERT INTO customers (id, workspace_id) VALUES (${id}, ${workspaceId})
+            ON CONFLICT (workspace_id, id) DO UPDATE SET updated_at = customers.updated_at RETURNING *`
+    })
+
+    /** Finds or creates the customer known by the integrator's `userId`, filling in what is new. */
+    const upsertByUserId = (workspaceId: WorkspaceId, userId: string, facts: CustomerFacts) =>
+      SqlSchema.single({
+        Request: Schema.Void,
+        Result: CustomerRow,
+        execute: () =>
+          sql`INSERT INTO customers (workspace_id, user_id, email, first_name, last_name, phone_number)
+              VALUES (${workspaceId}, ${userId}, ${facts.email ?? null}, ${facts.firstName ?? null},
+                      ${facts.lastName ?? null}, ${facts.phoneNumber ?? null})
+              ON CONFLICT (workspace_id, user_id) DO UPDATE SET
+                email = coalesce(EXCLUDED.email, customers.email),
+                first_name = coalesce(EXCLUDED.first_name, customers.first_name),
+                last_name = coalesce(EXCLUDED.last_name, customers.last_name),
+                phone_number = coalesce(EXCLUDED.phone_number, customers.phone_number),
+                updated_at = now()
+              RETURNING *`
+      })(undefined)
+
+    return { findByUserId, findById, ensureId, upsertByUserId } as const
+  })
+}) {}

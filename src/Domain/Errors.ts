@@ -1,0 +1,82 @@
+/**
+ * The errors a client can see. On the wire they are FastAPI-shaped (`{"detail": ...}`, PRODUCT.md §3):
+ * each class below is paired with a wire schema that drops the `_tag`, so the body is exactly the spec's.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import * as Schema from "effect/Schema"
+import { ValidationItem } from "./Validation.js"
+
+const detailBody = <Self extends { readonly detail: string }>(
+  cls: Schema.Schema<Self, any, never> & { new(props: { readonly detail: string }): Self },
+  status: number,
+  description: string
+): Schema.Schema<Self, { readonly detail: string }> =>
+  Schema.transform(Schema.Struct({ detail: Schema.String }), Schema.typeSchema(cls), {
+    strict: true,
+    decode: (body) => new cls({ detail: body.detail }),
+    encode: (error) => ({ detail: error.detail })
+  }).annotations({ ...HttpApiSchema.annotations({ status }), description, identifier: `${String(status)}Error` })
+
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  detail: Schema.String
+}) {}
+export const UnauthorizedBody = detailBody(Unauthorized, 401, "Missing, invalid or revoked bearer token")
+
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { detail: Schema.String }) {}
+export const NotFoundBody = detailBody(NotFound, 404, "Not found in the caller's workspace")
+
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", { detail: Schema.String }) {}
+export const ConflictBody = detailBody(Conflict, 409, "Conflicts with the stored state")
+
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  detail: Schema.String
+}) {}
+export const PayloadTooLargeBody = detailBody(PayloadTooLarge, 413, "Request body over the configured limit")
+
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  detail: Schema.String,
+  retryAfterSeconds: Schema.Number
+}) {}
+export const RateLimitedBody: Schema.Schema<RateLimited, { readonly detail: string }> = Schema.transform(
+  Schema.Struct({ detail: Schema.String }),
+  Schema.typeSchema(RateLimited),
+  {
+    strict: true,
+    decode: (body) => new RateLimited({ detail: body.detail, retryAfterSeconds: 1 }),
+    encode: (error) => ({ detail: error.detail })
+  }
+).annotations({
+  ...HttpApiSchema.annotations({ status: 429 }),
+  description: "Per-token rate limit exceeded; see the Retry-After header",
+  identifier: "429Error"
+})
+
+export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
+  detail: Schema.Array(ValidationItem)
+}) {}
+export const ValidationErrorBody: Schema.Schema<ValidationError, {
+  readonly detail: ReadonlyArray<{ readonly loc: ReadonlyArray<string | number>; readonly msg: string; readonly type: string }>
+}> = Schema.transform(
+  Schema.Struct({ detail: Schema.Array(ValidationItem) }),
+  Schema.typeSchema(ValidationError),
+  {
+    strict: true,
+    decode: (body) => new ValidationError({ detail: body.detail }),
+    encode: (error) => ({ detail: error.detail })
+  }
+).annotations({
+  ...HttpApiSchema.annotations({ status: 422 }),
+  description: "Validation error",
+  identifier: "HTTPValidationError"
+})
+
+/** One validation problem, for failures found after decoding (e.g. a tone of another workspace). */
+export const invalid = (loc: ReadonlyArray<string | number>, msg: string, type = "value_error") =>
+  new ValidationError({ detail: [{ loc, msg, type }] })
+
+/** Documented only: a defect answers 500 with the trace id that finds it. */
+export const InternalErrorBody = Schema.Struct({ detail: Schema.String, traceId: Schema.String }).annotations({
+  ...HttpApiSchema.annotations({ status: 500 }),
+  description: "Unexpected failure; the traceId finds it in the traces and logs",
+  identifier: "500Error"
+})

@@ -1,0 +1,34 @@
+import * as Schema from "effect/Schema"
+import { ErrorType } from "./Validation.js"
+
+const uuid = Schema.UUID.annotations({
+  [ErrorType]: "uuid_parsing",
+  message: () => "Input should be a valid UUID"
+})
+
+export const WorkspaceId = uuid.pipe(Schema.brand("WorkspaceId"))
+export type WorkspaceId = typeof WorkspaceId.Type
+
+export const IntegrationId = uuid.pipe(Schema.brand("IntegrationId"))
+export type IntegrationId = typeof IntegrationId.Type
+
+export const CustomerId = uuid.pipe(Schema.brand("CustomerId"))
+export type CustomerId = typeof CustomerId.Type
+
+export const ConversationId = uuid.pipe(Schema.brand("ConversationId"))
+export type ConversationId = typeof ConversationId.Type
+
+export const MessageId = uuid.pipe(Schema.brand("MessageId"))
+export type MessageId = typeof MessageId.Type
+
+export const TokenId = uuid.pipe(Schema.brand("TokenId"))
+export type TokenId = typeof TokenId.Type
+
+export const ToneId = uuid.pipe(Schema.brand("ToneId"))
+export type ToneId = typeof ToneId.Type
+
+export const CsatId = uuid.pipe(Schema.brand("CsatId"))
+export type CsatId = typeof CsatId.Type
+
+export const JobId = uuid.pipe(Schema.brand("JobId"))
+export type JobId = typeof JobId.Type

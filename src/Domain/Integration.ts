@@ -1,0 +1,153 @@
+import * as Schema from "effect/Schema"
+import { IntegrationId, ToneId } from "./Ids.js"
+import { HttpUrl, JsonObject } from "./Primitives.js"
+import { ErrorType } from "./Validation.js"
+
+export const featureNames = [
+  "typing",
+  "escalation",
+  "closeTicket",
+  "conversationSummary",
+  "conversationTimeout",
+  "verifierResolution",
+  "verifierEscalation",
+  "csat",
+  "messageInEscalation",
+  "messageInEndConversation",
+  "getPastConversationsTool",
+  "externalCustomerId",
+  "inactivityPrompt",
+  "streaming",
+  "verifier",
+  "tone",
+  "conversationTitle",
+  "customerMessageGuardrails",
+  "preemptiveRetrieval"
+] as const
+export type FeatureName = (typeof featureNames)[number]
+
+/** PRODUCT.md §4: unset flags are false, except typing, escalation and closeTicket. */
+export const defaultFeatures: { readonly [K in FeatureName]: boolean } = Object.fromEntries(
+  featureNames.map((name) => [name, name === "typing" || name === "escalation" || name === "closeTicket"])
+) as { readonly [K in FeatureName]: boolean }
+
+export const SupportedFeatures = Schema.Struct(
+  Object.fromEntries(featureNames.map((name) => [name, Schema.Boolean])) as {
+    readonly [K in FeatureName]: typeof Schema.Boolean
+  }
+).annotations({ identifier: "SupportedFeatures" })
+export type SupportedFeatures = typeof SupportedFeatures.Type
+
+export const SupportedFeaturesPatch = Schema.Struct(
+  Object.fromEntries(featureNames.map((name) => [name, Schema.optionalWith(Schema.Boolean, { exact: true })])) as {
+    readonly [K in FeatureName]: Schema.optionalWith<typeof Schema.Boolean, { exact: true }>
+  }
+).annotations({ identifier: "SupportedFeaturesPatch" })
+export type SupportedFeaturesPatch = typeof SupportedFeaturesPatch.Type
+
+/** Headers Parley sets itself; an integration's custom headers can never replace them. */
+export const reservedHeaderNames = [
+  "content-type",
+  "content-length",
+  "host",
+  "user-agent",
+  "x-parley-webhook-signature",
+  "x-parley-webhook-timestamp",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature"
+] as const
+
+const HeaderName = Schema.String.pipe(
+  Schema.pattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, {
+    [ErrorType]: "header_name",
+    message: () => "Header names must be HTTP tokens"
+  }),
+  Schema.filter((name) => !(reservedHeaderNames as ReadonlyArray<string>).includes(name.toLowerCase()), {
+    [ErrorType]: "reserved_header",
+    message: () => `Header is set by Parley and cannot be replaced: ${reservedHeaderNames.join(", ")}`
+  })
+)
+
+export const WebhookHeaders = Schema.Record({ key: HeaderName, value: Schema.String })
+
+export const WebhookConfig = Schema.Struct({
+  url: HttpUrl,
+  headers: WebhookHeaders,
+  metadata: JsonObject
+}).annotations({ identifier: "WebhookConfig" })
+export type WebhookConfig = typeof WebhookConfig.Type
+
+export const IntegrationSettings = Schema.Struct({
+  name: Schema.String,
+  supportedFeatures: SupportedFeatures,
+  toneId: Schema.NullOr(ToneId),
+  firstResponseToneId: Schema.NullOr(ToneId),
+  channelsSettings: JsonObject,
+  webhook: WebhookConfig,
+  webhookEnabled: Schema.Boolean
+}).annotations({ identifier: "IntegrationSettings" })
+export type IntegrationSettings = typeof IntegrationSettings.Type
+
+const IntegrationName = Schema.String.pipe(
+  Schema.minLength(1, { [ErrorType]: "string_too_short", message: () => "String should have at least 1 character" }),
+  Schema.maxLength(200, { [ErrorType]: "string_too_long", message: () => "String should have at most 200 characters" })
+)
+
+/** Spec 2.4, a partial update (PRODUCT.md §4): present fields replace, flags merge one by one. */
+export const IntegrationSettingsPatch = Schema.Struct({
+  name: Schema.optionalWith(IntegrationName, { exact: true }),
+  supportedFeatures: Schema.optionalWith(SupportedFeaturesPatch, { exact: true }),
+  toneId: Schema.optionalWith(Schema.NullOr(ToneId), { exact: true }),
+  firstResponseToneId: Schema.optionalWith(Schema.NullOr(ToneId), { exact: true }),
+  channelsSettings: Schema.optionalWith(JsonObject, { exact: true }),
+  webhook: Schema.optionalWith(
+    Schema.Struct({
+      url: Schema.optionalWith(HttpUrl, { exact: true }),
+      headers: Schema.optionalWith(WebhookHeaders, { exact: true }),
+      metadata: Schema.optionalWith(JsonObject, { exact: true })
+    }),
+    { exact: true }
+  )
+}).annotations({ identifier: "IntegrationSettingsUpdate" })
+export type IntegrationSettingsPatch = typeof IntegrationSettingsPatch.Type
+
+/** Spec 2.3. */
+export const Integration = Schema.Struct({
+  integrationId: IntegrationId,
+  integration: Schema.String,
+  settings: IntegrationSettings
+}).annotations({ identifier: "Integration" })
+export type Integration = typeof Integration.Type
+
+export const NewIntegration = Schema.Struct({
+  name: IntegrationName,
+  integration: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.pattern(/^[a-z][a-z0-9_-]{0,39}$/, {
+        [ErrorType]: "string_pattern_mismatch",
+        message: () => "Integration kind should be a lowercase word such as api or chatwoot"
+      })
+    ),
+    { default: () => "api" }
+  ),
+  webhook: Schema.Struct({
+    url: HttpUrl,
+    headers: Schema.optionalWith(WebhookHeaders, { default: () => ({}) }),
+    metadata: Schema.optionalWith(JsonObject, { default: () => ({}) })
+  }),
+  supportedFeatures: Schema.optionalWith(SupportedFeaturesPatch, { default: () => ({}) }),
+  channelsSettings: Schema.optionalWith(JsonObject, { default: () => ({}) })
+}).annotations({ identifier: "NewIntegration" })
+export type NewIntegration = typeof NewIntegration.Type
+
+/** Applies a partial update to stored settings (PRODUCT.md §4). */
+export const applyPatch = (settings: IntegrationSettings, patch: IntegrationSettingsPatch): IntegrationSettings => ({
+  ...settings,
+  ...(patch.name !== undefined ? { name: patch.name } : {}),
+  ...(patch.toneId !== undefined ? { toneId: patch.toneId } : {}),
+  ...(patch.firstResponseToneId !== undefined ? { firstResponseToneId: patch.firstResponseToneId } : {}),
+  ...(patch.channelsSettings !== undefined ? { channelsSettings: patch.channelsSettings } : {}),
+  supportedFeatures: { ...settings.supportedFeatures, ...patch.supportedFeatures },
+  webhook: { ...settings.webhook, ...patch.webhook }
+})

@@ -1,0 +1,61 @@
+import * as DateTime from "effect/DateTime"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { ErrorType } from "./Validation.js"
+
+/** An integrator's own identifier (message id, conversation id, user id): non-empty, at most 255 chars. */
+export const ExternalId = Schema.String.pipe(
+  Schema.minLength(1, { [ErrorType]: "string_too_short", message: () => "String should have at least 1 character" }),
+  Schema.maxLength(255, { [ErrorType]: "string_too_long", message: () => "String should have at most 255 characters" })
+)
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}(:?\d{2})?)?$/
+
+/**
+ * ISO 8601 date-time. Any offset is accepted (none means UTC); responses are always UTC with `Z`.
+ * `Date.parse` alone would also take "Nov 22 2026", hence the pattern.
+ */
+export const Timestamp = Schema.transformOrFail(Schema.String, Schema.DateTimeUtcFromSelf, {
+  strict: true,
+  decode: (input, _, ast) => {
+    const normalized = /[Zz]|[+-]\d{2}(:?\d{2})?$/.test(input.slice(10)) ? input : `${input}Z`
+    const parsed = ISO_8601.test(input) ? DateTime.make(normalized) : Option.none()
+    return Option.match(parsed, {
+      onNone: () => ParseResult.fail(new ParseResult.Type(ast, input, "Input should be a valid ISO 8601 date-time")),
+      onSome: (dt) => ParseResult.succeed(DateTime.toUtc(dt))
+    })
+  },
+  encode: (dt) => ParseResult.succeed(DateTime.formatIso(dt))
+}).annotations({
+  [ErrorType]: "datetime_parsing",
+  jsonSchema: { type: "string", format: "date-time" },
+  identifier: "Timestamp"
+})
+
+const isHttpUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value)
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== ""
+  } catch {
+    return false
+  }
+}
+
+/** An absolute http(s) URL. */
+export const HttpUrl = Schema.String.pipe(
+  Schema.filter(isHttpUrl, {
+    [ErrorType]: "url_parsing",
+    message: () => "Input should be a valid absolute http(s) URL",
+    jsonSchema: { format: "uri" },
+    identifier: "HttpUrl"
+  })
+)
+
+/** A free-form JSON object. */
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export type JsonObject = typeof JsonObject.Type
+
+/** An optional field that may also be sent as `null`; absent stays absent. */
+export const optionalNullable = <S extends Schema.Schema.Any>(schema: S) =>
+  Schema.optionalWith(Schema.NullOr(schema), { exact: true })

@@ -1,0 +1,29 @@
+import { HttpApiBuilder } from "@effect/platform"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import { Api } from "../Api.js"
+import { latestMigrationId } from "../migrations/index.js"
+import { NotReady } from "./Api.js"
+
+export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ready = Effect.gen(function*() {
+      const rows = yield* sql<{ readonly latest: number | null }>`
+        SELECT max(migration_id) AS latest FROM effect_sql_migrations`
+      const latest = rows[0]?.latest ?? 0
+      if (latest < latestMigrationId) {
+        return yield* new NotReady({ detail: `Database migrated to ${latest}, expected ${latestMigrationId}` })
+      }
+      return { status: "ok", database: "ok" } as const
+    }).pipe(
+      Effect.timeoutFail({
+        duration: "2 seconds",
+        onTimeout: () => new NotReady({ detail: "Database did not answer within 2 seconds" })
+      }),
+      Effect.catchTag("SqlError", () => Effect.fail(new NotReady({ detail: "Database unreachable" })))
+    )
+    return handlers
+      .handle("live", () => Effect.succeed({ status: "ok" } as const))
+      .handle("ready", () => ready)
+  }))

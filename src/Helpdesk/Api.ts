@@ -1,0 +1,40 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HelpdeskAuth } from "../Auth/Api.js"
+import { MessageReceived } from "../Domain/Conversation.js"
+import { NotFoundBody, UnauthorizedBody } from "../Domain/Errors.js"
+import { JsonObject } from "../Domain/Primitives.js"
+import { IntegrationPath } from "../Integrations/Api.js"
+
+const HelpdeskEvent = JsonObject.annotations({
+  identifier: "HelpdeskEvent",
+  description: "A webhook payload as the helpdesk sends it (Chatwoot: message_created, conversation_status_changed)."
+})
+
+const description = "Takes a Chatwoot webhook event. An incoming message is answered like message-received; an " +
+  "outgoing agent message escalates the conversation; resolved closes it. The API token may be sent as the " +
+  "access_token query parameter. When channelsSettings.chatwoot.webhookSecret is set, X-Chatwoot-Signature is required."
+
+export class HelpdeskApi extends HttpApiGroup.make("helpdesk")
+  .add(
+    HttpApiEndpoint.post("eventReceived", "/v1/webhooks/:integration_id/helpdesk-event-received")
+      .setPath(IntegrationPath)
+      .setPayload(HelpdeskEvent)
+      .addSuccess(MessageReceived)
+      .addError(NotFoundBody)
+      .addError(UnauthorizedBody)
+      .annotate(OpenApi.Summary, "Helpdesk event received")
+      .annotate(OpenApi.Description, description)
+  )
+  .add(
+    HttpApiEndpoint.post("chatwootEventReceived", "/v1/webhooks/:integration_id/chatwoot-event-received")
+      .setPath(IntegrationPath)
+      .setPayload(HelpdeskEvent)
+      .addSuccess(MessageReceived)
+      .addError(NotFoundBody)
+      .addError(UnauthorizedBody)
+      .annotate(OpenApi.Summary, "Chatwoot event received (same as helpdesk-event-received)")
+      .annotate(OpenApi.Description, description)
+  )
+  .middleware(HelpdeskAuth)
+{}
+

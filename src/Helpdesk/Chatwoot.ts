@@ -1,0 +1,235 @@
+/**
+ * Chatwoot webhooks (https://www.chatwoot.com/docs/product/features/webhooks): `message_created`
+ * (incoming from the contact, outgoing from an agent or a bot) and `conversation_status_changed`.
+ * Signature, when configured: `X-Chatwoot-Signature: sha256=<hex HMAC-SHA256 of "<X-Chatwoot-Timestamp>.<body>">`.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as crypto from "node:crypto"
+import { constantTimeEqual } from "../Auth/Crypto.js"
+import type { Incoming } from "../Conversations/Conversations.js"
+import type { Attachment, AgentInfo } from "../Domain/Conversation.js"
+import { invalid, Unauthorized, ValidationError } from "../Domain/Errors.js"
+import { decode } from "../Http/Request.js"
+import type { IntegrationRow } from "../Integrations/Repo.js"
+import type { HelpdeskAdapter, HelpdeskRequest } from "./Adapter.js"
+
+const SIGNATURE_TOLERANCE_SECONDS = 300
+
+const Id = Schema.Union(Schema.Number, Schema.String)
+const Text = Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
+
+const Contact = Schema.Struct({
+  id: Id,
+  name: Text,
+  email: Text,
+  phone_number: Text,
+  type: Text,
+  avatar_url: Text,
+  thumbnail: Text
+})
+type Contact = typeof Contact.Type
+
+const Meta = Schema.optionalWith(Schema.Struct({ sender: Schema.optionalWith(Contact, { exact: true }) }), {
+  exact: true
+})
+
+const ChatwootConversation = Schema.Struct({
+  id: Id,
+  display_id: Schema.optionalWith(Id, { exact: true }),
+  inbox_id: Schema.optionalWith(Id, { exact: true }),
+  meta: Meta
+})
+
+const CreatedAt = Schema.optionalWith(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)), { exact: true })
+
+const MessageCreated = Schema.Struct({
+  event: Schema.Literal("message_created"),
+  id: Id,
+  content: Text,
+  created_at: CreatedAt,
+  message_type: Schema.Literal("incoming", "outgoing", "template", "activity", 0, 1, 2, 3),
+  private: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  sender: Schema.optionalWith(Contact, { exact: true }),
+  conversation: ChatwootConversation,
+  attachments: Schema.optionalWith(
+    Schema.Array(Schema.Struct({ data_url: Schema.String, file_type: Text })),
+    { default: () => [] }
+  ),
+  account: Schema.optionalWith(Schema.Struct({ id: Id }), { exact: true }),
+  inbox: Schema.optionalWith(Schema.Struct({ id: Id }), { exact: true })
+})
+type MessageCreated = typeof MessageCreated.Type
+
+const StatusChanged = Schema.Struct({
+  event: Schema.Literal("conversation_status_changed"),
+  id: Id,
+  status: Schema.Literal("open", "resolved", "pending", "snoozed"),
+  meta: Meta,
+  contact_inbox: Schema.optionalWith(Schema.Struct({ contact_id: Id }), { exact: true }),
+  updated_at: CreatedAt,
+  timestamp: CreatedAt
+})
+type StatusChanged = typeof StatusChanged.Type
+
+const supportedEvents = ["message_created", "conversation_status_changed"] as const
+
+const EventName = Schema.Struct({ event: Schema.String })
+
+const messageTypes = ["incoming", "outgoing", "activity", "template"] as const
+
+const toUtc = (value: string | number | null | undefined): Option.Option<DateTime.Utc> => {
+  if (value === null || value === undefined) return Option.none()
+  // Chatwoot sends ISO strings in some events and Unix seconds in others.
+  return typeof value === "number" ? DateTime.make(value * 1000) : DateTime.make(value)
+}
+
+const splitName = (name: string | null | undefined) => {
+  const parts = (name ?? "").trim().split(/\s+/).filter((p) => p !== "")
+  return parts.length === 0
+    ? {}
+    : { firstName: parts[0] ?? null, lastName: parts.length > 1 ? parts.slice(1).join(" ") : null }
+}
+
+const customerOf = (contact: Contact): Incoming["customer"] => ({
+  _tag: "UserId",
+  userId: String(contact.id),
+  facts: {
+    email: contact.email ?? null,
+    phoneNumber: contact.phone_number ?? null,
+    ...splitName(contact.name)
+  }
+})
+
+const attachmentName = (url: string, index: number): string => {
+  try {
+    const last = new URL(url).pathname.split("/").pop()
+    return last !== undefined && last !== "" ? decodeURIComponent(last) : `attachment-${index + 1}`
+  } catch {
+    return `attachment-${index + 1}`
+  }
+}
+
+const isHttpUrl = (value: string) => /^https?:\/\//i.test(value)
+
+const fromMessage = (event: MessageCreated): Effect.Effect<Incoming, ValidationError> => {
+  const kind = typeof event.message_type === "number" ? messageTypes[event.message_type]! : event.message_type
+  const contact = kind === "incoming" && event.sender !== undefined ? event.sender : event.conversation.meta?.sender
+  if (contact === undefined) {
+    return invalid(["body", "conversation", "meta", "sender"], "The conversation's contact is required", "missing")
+  }
+  const isBot = event.sender?.type === "agent_bot"
+  const role = kind === "incoming" ? "human" : kind === "outgoing" ? (isBot ? "ai" : "agent") : "system"
+  const type = event.private ? "note" : kind === "activity" || kind === "template" ? "event" : "default"
+  const agentInfo: AgentInfo | null = role === "agent" && event.sender !== undefined
+    ? {
+      id: String(event.sender.id),
+      name: event.sender.name ?? "",
+      avatar: event.sender.avatar_url ?? event.sender.thumbnail ?? ""
+    }
+    : null
+  const attachments: Array<Attachment> = event.attachments
+    .filter((a) => isHttpUrl(a.data_url))
+    .map((a, index) => ({ name: attachmentName(a.data_url, index), url: a.data_url }))
+  return Effect.succeed({
+    externalMessageId: `chatwoot:message:${event.id}`,
+    externalConversationId: String(event.conversation.id),
+    customer: customerOf(contact),
+    role,
+    type,
+    text: event.content ?? "",
+    attachments,
+    sentAt: toUtc(event.created_at),
+    syncOnly: false,
+    requestContext: Option.some({
+      chatwoot: {
+        accountId: event.account?.id ?? null,
+        inboxId: event.inbox?.id ?? event.conversation.inbox_id ?? null,
+        conversationDisplayId: event.conversation.display_id ?? null
+      }
+    }),
+    agentInfo,
+    channel: "chatwoot"
+  })
+}
+
+const statusTargets = { open: "open", resolved: "closed", pending: "open", snoozed: undefined } as const
+
+const fromStatus = (event: StatusChanged, rawBody: string): Effect.Effect<Incoming, ValidationError> => {
+  const contact = event.meta?.sender
+  const contactId = contact?.id ?? event.contact_inbox?.contact_id
+  if (contactId === undefined) {
+    return invalid(["body", "meta", "sender"], "The conversation's contact is required", "missing")
+  }
+  const to = statusTargets[event.status]
+  // The same delivery retried by Chatwoot carries the same body: its hash makes the event idempotent.
+  const digest = crypto.createHash("sha256").update(rawBody).digest("hex").slice(0, 24)
+  return Effect.succeed({
+    externalMessageId: `chatwoot:status:${event.id}:${digest}`,
+    externalConversationId: String(event.id),
+    customer: contact !== undefined ? customerOf(contact) : { _tag: "UserId", userId: String(contactId) },
+    role: "system",
+    type: "event",
+    text: `Conversation ${event.status} in Chatwoot`,
+    attachments: [],
+    sentAt: toUtc(event.updated_at ?? event.timestamp),
+    syncOnly: false,
+    requestContext: Option.some({ chatwoot: { status: event.status } }),
+    agentInfo: null,
+    channel: "chatwoot",
+    ...(to !== undefined ? { statusChange: { to, cause: `chatwoot_${event.status}` } } : {})
+  })
+}
+
+const configuredSecret = (integration: IntegrationRow): Option.Option<string> => {
+  const chatwoot = integration.settings.channelsSettings["chatwoot"]
+  if (typeof chatwoot !== "object" || chatwoot === null || !("webhookSecret" in chatwoot)) return Option.none()
+  const secret = chatwoot.webhookSecret
+  return typeof secret === "string" && secret !== "" ? Option.some(secret) : Option.none()
+}
+
+const badSignature = new Unauthorized({ detail: "Invalid or missing X-Chatwoot-Signature" })
+
+const verify = (integration: IntegrationRow, request: HelpdeskRequest) =>
+  Option.match(configuredSecret(integration), {
+    onNone: () => Effect.void,
+    onSome: (secret) =>
+      Effect.gen(function*() {
+        const signature = request.headers["x-chatwoot-signature"] ?? ""
+        const timestamp = request.headers["x-chatwoot-timestamp"] ?? ""
+        if (!/^\d+$/.test(timestamp)) return yield* badSignature
+        const now = Math.floor((yield* DateTime.now).epochMillis / 1000)
+        if (Math.abs(now - Number(timestamp)) > SIGNATURE_TOLERANCE_SECONDS) return yield* badSignature
+        const expected = "sha256=" +
+          crypto.createHmac("sha256", secret).update(`${timestamp}.${request.rawBody}`).digest("hex")
+        if (!constantTimeEqual(signature, expected)) return yield* badSignature
+      })
+  })
+
+const translate = (request: HelpdeskRequest): Effect.Effect<Incoming, ValidationError> =>
+  Effect.gen(function*() {
+    const { event } = yield* decode(EventName, "body")(request.body)
+    switch (event) {
+      case "message_created":
+        return yield* fromMessage(yield* decode(MessageCreated, "body")(request.body))
+      case "conversation_status_changed":
+        return yield* fromStatus(yield* decode(StatusChanged, "body")(request.body), request.rawBody)
+      default:
+        return yield* new ValidationError({
+          detail: [{
+            loc: ["body", "event"],
+            msg: `Unsupported event '${event}'; Parley handles: ${supportedEvents.join(", ")}`,
+            type: "unsupported_event"
+          }]
+        })
+    }
+  })
+
+export const Chatwoot: HelpdeskAdapter = {
+  name: "chatwoot",
+  supportedEvents,
+  verify,
+  translate
+}

@@ -1,0 +1,30 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as Schema from "effect/Schema"
+import { WorkspaceAuth } from "../Auth/Api.js"
+import { NotFoundBody } from "../Domain/Errors.js"
+import { IntegrationId } from "../Domain/Ids.js"
+import { Integration, IntegrationSettingsPatch } from "../Domain/Integration.js"
+
+export const IntegrationPath = Schema.Struct({ integration_id: IntegrationId })
+
+export class IntegrationsApi extends HttpApiGroup.make("integrations")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/integration/list")
+      .addSuccess(Schema.Array(Integration))
+      .annotate(OpenApi.Summary, "List integrations")
+  )
+  .add(
+    HttpApiEndpoint.post("updateSettings", "/v1/integration/:integration_id/update-settings")
+      .setPath(IntegrationPath)
+      .setPayload(IntegrationSettingsPatch)
+      .addSuccess(Integration)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Update integration settings")
+      .annotate(
+        OpenApi.Description,
+        "Partial update: fields present replace those fields, supportedFeatures merges flag by flag, " +
+          "webhook fields merge one by one. toneId and firstResponseToneId must name tones of the workspace."
+      )
+  )
+  .middleware(WorkspaceAuth)
+{}

@@ -1,0 +1,52 @@
+/**
+ * First start of an empty database: a demo workspace and integration, their credentials printed and
+ * written to `<data dir>/demo.env` so the README's walk-through can `source` them.
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as AppConfig from "./Config.js"
+import { Integrations } from "./Integrations/Integrations.js"
+import { Workspaces } from "./Workspaces/Workspaces.js"
+
+export const DEMO_WEBHOOK_URL = "http://127.0.0.1:8787/webhook"
+
+export const seedDemo = Effect.gen(function*() {
+  const workspaces = yield* Workspaces
+  const integrations = yield* Integrations
+  if ((yield* workspaces.count) > 0) return
+  const workspace = yield* workspaces.create("Demo")
+  const integration = yield* integrations.create(workspace.id, {
+    name: "Demo integration",
+    integration: "api",
+    webhook: { url: DEMO_WEBHOOK_URL, headers: {}, metadata: { source: "parley-demo" } },
+    supportedFeatures: {},
+    channelsSettings: {}
+  }).pipe(Effect.orDie)
+  const file = path.resolve(yield* AppConfig.DataDir, "demo.env")
+  const env = [
+    `PARLEY_WORKSPACE_ID=${workspace.id}`,
+    `PARLEY_INTEGRATION_ID=${integration.integrationId}`,
+    `PARLEY_TOKEN=${workspace.apiToken}`,
+    `PARLEY_WEBHOOK_SECRET=${workspace.webhookSecret}`
+  ]
+  yield* Effect.try(() => {
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, env.join("\n") + "\n", { mode: 0o600 })
+  }).pipe(Effect.orDie)
+  yield* Console.log(
+    [
+      "Empty database: created a demo workspace and integration.",
+      ...env.map((line) => `  ${line}`),
+      `  (also in ${file}; its webhook URL is ${DEMO_WEBHOOK_URL})`
+    ].join("\n")
+  )
+})
+
+export const SeedLive = Layer.effectDiscard(
+  Effect.gen(function*() {
+    if (yield* AppConfig.SeedDemo) yield* seedDemo
+  })
+)

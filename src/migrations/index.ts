@@ -1,0 +1,12 @@
+import * as Migrator from "@effect/sql/Migrator"
+import initial from "./0001_initial.js"
+
+/** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
+const all = {
+  "0001_initial": initial
+}
+
+export const migrations = Migrator.fromRecord(all)
+
+/** The id of the newest migration; readiness requires the database to have it. */
+export const latestMigrationId = Math.max(...Object.keys(all).map((key) => Number(key.split("_")[0])))

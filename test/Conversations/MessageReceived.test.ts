@@ -1,0 +1,249 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import { call, makeTenant, TestApp } from "../support/App.js"
+
+const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
+
+const message = (overrides: Record<string, unknown> = {}) => ({
+  id: `msg-${Math.random().toString(36).slice(2)}`,
+  role: "human",
+  sentAt: "2026-11-22T10:00:00+02:00",
+  customerId: crypto.randomUUID(),
+  text: "Where is my order?",
+  conversationId: `conv-${Math.random().toString(36).slice(2)}`,
+  ...overrides
+})
+
+const post = (tenant: { token: string; integrationId: string }, body: unknown) =>
+  call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, { token: tenant.token, body })
+
+const jobsFor = (conversationId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly kind: string; readonly payload: unknown }>`
+      SELECT kind, payload FROM jobs WHERE conversation_id = ${conversationId} ORDER BY created_at`)
+
+describe("POST /v1/webhooks/{integration_id}/message-received", () => {
+  it.layer(TestApp(), { timeout: 120_000 })((it) => {
+    it.effect("stores the message and answers {message, conversation} as spec 2.7/2.8", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const body = message({ customerId })
+        const reply = yield* post(tenant, body)
+        expect(reply.status).toBe(200)
+        const { conversation, message: stored } = reply.body as any
+        expect(Object.keys(reply.body as object).sort()).toEqual(["conversation", "message"])
+        expect(stored).toEqual({
+          id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          externalId: body.id,
+          role: "human",
+          sentAt: "2026-11-22T08:00:00.000Z",
+          type: "default",
+          text: "Where is my order?",
+          attachments: [],
+          isSuggestion: false,
+          agentInfo: null
+        })
+        expect(conversation).toEqual({
+          id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          externalId: body.conversationId,
+          status: "open",
+          createdAt: expect.stringMatching(/Z$/),
+          customerId,
+          channel: "api",
+          firstUnreadMessageId: stored.id
+        })
+        const jobs = yield* jobsFor(conversation.id)
+        expect(jobs.map((j) => j.kind)).toEqual(["generate_reply"])
+        expect(jobs[0]!.payload).toEqual({ conversationId: conversation.id, messageId: stored.id })
+      }))
+
+    it.effect("accepts the snake_case spellings of the getting-started example", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const reply = yield* post(tenant, {
+          id: "snake-1",
+          role: "human",
+          sent_at: "2026-11-22T10:00:00Z",
+          customer_id: customerId,
+          conversation_id: "snake-conv",
+          sync_only: true,
+          request_context: { channel: "whatsapp" },
+          text: "hi"
+        })
+        expect(reply.status).toBe(200)
+        const body = reply.body as any
+        expect(body.conversation.externalId).toBe("snake-conv")
+        expect(body.conversation.channel).toBe("whatsapp")
+        expect(body.message.sentAt).toBe("2026-11-22T10:00:00.000Z")
+        expect(yield* jobsFor(body.conversation.id)).toEqual([])
+      }))
+
+    it.effect("both spellings of one field with different values is a 422 naming the field", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const reply = yield* post(tenant, message({ conversation_id: "other", conversationId: "this" }))
+        expect(reply.status).toBe(422)
+        expect(reply.body).toEqual({
+          detail: [{ loc: ["body", "conversation_id"], msg: expect.any(String), type: "conflicting_alias" }]
+        })
+        const same = yield* post(tenant, message({ conversation_id: "same", conversationId: "same" }))
+        expect(same.status).toBe(200)
+      }))
+
+    it.effect("is idempotent on the message id: same stored message, no second reply job", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const body = message()
+        const first = yield* post(tenant, body)
+        const again = yield* post(tenant, { ...body, text: "changed" })
+        expect(again.status).toBe(200)
+        expect(again.body).toEqual(first.body)
+        const concurrent = yield* Effect.all([post(tenant, message({ id: "race" })), post(tenant, message({ id: "race" }))], {
+          concurrency: 2
+        })
+        expect(concurrent.map((r) => r.status)).toEqual([200, 200])
+        expect((concurrent[0].body as any).message.id).toBe((concurrent[1].body as any).message.id)
+        const jobs = yield* jobsFor((first.body as any).conversation.id)
+        expect(jobs).toHaveLength(1)
+      }))
+
+    it.effect("threads messages sharing a conversationId into one conversation", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const a = yield* post(tenant, message({ conversationId: "thread", customerId }))
+        const b = yield* post(tenant, message({ conversationId: "thread", customerId, sentAt: "2026-11-22T10:01:00Z" }))
+        expect((a.body as any).conversation.id).toBe((b.body as any).conversation.id)
+        // Both unanswered: the first unread is still the first message.
+        expect((b.body as any).conversation.firstUnreadMessageId).toBe((a.body as any).message.id)
+      }))
+
+    it.effect("syncOnly imports history without scheduling a reply", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const reply = yield* post(tenant, message({ syncOnly: true }))
+        expect(reply.status).toBe(200)
+        expect(yield* jobsFor((reply.body as any).conversation.id)).toEqual([])
+      }))
+
+    it.effect("status rules: agent escalates, no reply while escalated", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const conversationId = "rules"
+        yield* post(tenant, message({ conversationId, customerId }))
+        const agent = yield* post(tenant, message({ conversationId, customerId, role: "agent", text: "I'm on it" }))
+        expect((agent.body as any).conversation.status).toBe("escalated")
+        const human = yield* post(tenant, message({ conversationId, customerId }))
+        expect((human.body as any).conversation.status).toBe("escalated")
+        const jobs = yield* jobsFor((human.body as any).conversation.id)
+        expect(jobs).toHaveLength(1)
+        const sql = yield* SqlClient.SqlClient
+        const changes = yield* sql<{ readonly toStatus: string; readonly cause: string }>`
+          SELECT to_status, cause FROM conversation_status_changes
+          WHERE conversation_id = ${(human.body as any).conversation.id} ORDER BY id`
+        expect(changes).toEqual([{ toStatus: "escalated", cause: "agent_message" }])
+      }))
+
+    it.effect("a human message reopens a closed conversation and schedules a reply", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const first = yield* post(tenant, message({ conversationId: "closed-one", customerId }))
+        const id = (first.body as any).conversation.id
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE conversations SET status = 'closed' WHERE id = ${id}`
+        const again = yield* post(tenant, message({ conversationId: "closed-one", customerId }))
+        expect((again.body as any).conversation.status).toBe("open")
+        expect(yield* jobsFor(id)).toHaveLength(2)
+      }))
+
+    it.effect("customers: unknown Parley ids are created; externalCustomerId takes the integrator's own id", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const notUuid = yield* post(tenant, message({ customerId: "user-42" }))
+        expect(notUuid.status).toBe(422)
+        expect((notUuid.body as any).detail[0]).toMatchObject({ loc: ["body", "customerId"], type: "uuid_parsing" })
+
+        const external = yield* makeTenant({ supportedFeatures: { externalCustomerId: true } })
+        const first = yield* post(external, message({ customerId: "user-42" }))
+        const second = yield* post(external, message({ customerId: "user-42" }))
+        expect(first.status).toBe(200)
+        const parleyId = (first.body as any).conversation.customerId
+        expect(parleyId).toMatch(/^[0-9a-f-]{36}$/)
+        expect((second.body as any).conversation.customerId).toBe(parleyId)
+        const lookup = yield* call("GET", "/v1/customer/external-id/user-42", { token: external.token })
+        expect(lookup.status).toBe(200)
+        expect((lookup.body as any).id).toBe(parleyId)
+        expect((lookup.body as any).userId).toBe("user-42")
+      }))
+
+    it.effect("reports every validation problem, located, with stable types", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const reply = yield* post(tenant, {
+          role: "robot",
+          customerId: 5,
+          sentAt: "yesterday",
+          text: "x",
+          conversationId: "c",
+          attachments: [{ name: "a", url: "not a url" }],
+          syncOnly: "yes"
+        })
+        expect(reply.status).toBe(422)
+        expect((reply.body as any).detail).toEqual([
+          { loc: ["body", "id"], msg: "Field required", type: "missing" },
+          { loc: ["body", "role"], msg: expect.any(String), type: "literal_error" },
+          { loc: ["body", "sentAt"], msg: expect.any(String), type: "datetime_parsing" },
+          { loc: ["body", "customerId"], msg: "Input should be a valid string", type: "string_type" },
+          { loc: ["body", "attachments", 0, "url"], msg: expect.any(String), type: "url_parsing" },
+          { loc: ["body", "syncOnly"], msg: "Input should be a valid boolean", type: "bool_type" }
+        ])
+      }))
+
+    it.effect("malformed JSON is a 422 json_invalid, and nothing is stored", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const reply = yield* call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
+          token: tenant.token,
+          raw: "{\"id\": \"m\", "
+        })
+        expect(reply.status).toBe(422)
+        expect(reply.body).toEqual({ detail: [{ loc: ["body"], msg: expect.any(String), type: "json_invalid" }] })
+      }))
+
+    it.effect("limits: text over 32,000 characters and over 20 attachments are 422s", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const long = yield* post(tenant, message({ text: "a".repeat(32_001) }))
+        expect(long.status).toBe(422)
+        expect((long.body as any).detail).toEqual([
+          { loc: ["body", "text"], msg: expect.any(String), type: "string_too_long" }
+        ])
+        const exact = yield* post(tenant, message({ text: "a".repeat(32_000) }))
+        expect(exact.status).toBe(200)
+        const attachments = Array.from({ length: 21 }, (_, i) => ({ name: `f${i}`, url: `https://x.test/${i}` }))
+        const many = yield* post(tenant, message({ attachments }))
+        expect(many.status).toBe(422)
+        expect((many.body as any).detail[0]).toMatchObject({ loc: ["body", "attachments"], type: "too_long" })
+      }))
+
+    it.effect("a body over the 1 MiB limit is a 413", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const reply = yield* post(tenant, message({ text: "a".repeat(1024 * 1024 + 10) }))
+        expect(reply.status).toBe(413)
+        expect(reply.body).toEqual({ detail: "Request body too large" })
+      }))
+
+    it.effect("an integration of another workspace answers 404, and stores nothing", () =>
+      Effect.gen(function*() {
+        const mine = yield* makeTenant()
+        const theirs = yield* makeTenant()
+        const reply = yield* post({ token: mine.token, integrationId: theirs.integrationId }, message({ id: "probe" }))
+        expect(reply.status).toBe(404)
+        expect(reply.body).toEqual({ detail: "Integration not found" })
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql`SELECT id FROM messages WHERE external_id = 'probe'`
+        expect(rows).toEqual([])
+      }))
+  })
+})

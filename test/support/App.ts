@@ -1,0 +1,111 @@
+/**
+ * Layers a test composes: Parley's HTTP app on a test server (random port) over the test database,
+ * with test configuration, plus helpers to call it raw (exact wire shapes) or through the typed client.
+ */
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Api } from "../../src/Api.js"
+import { HttpLive, ServicesLive } from "../../src/Http.js"
+import { TestDatabase } from "./Database.js"
+
+export const ADMIN_TOKEN = "padm_test-admin-token"
+
+/** Test configuration; `overrides` win, then the process environment. */
+export const TestConfig = (overrides: Record<string, string> = {}) =>
+  Layer.setConfigProvider(
+    ConfigProvider.fromMap(
+      new Map(Object.entries({
+        PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
+        PARLEY_RATE_LIMIT: "0",
+        PARLEY_SEED_DEMO: "false",
+        PARLEY_DATA_DIR: mkdtempSync(join(tmpdir(), "parley-test-")),
+        ...overrides
+      }))
+    ).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+  )
+
+/** Parley's HTTP API on a test server; provides an `HttpClient` aimed at it, the services and the database. */
+export const TestApp = (overrides: Record<string, string> = {}) =>
+  HttpLive.pipe(
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(TestDatabase),
+    Layer.provide(TestConfig(overrides)),
+    Layer.orDie
+  )
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+}
+
+export interface CallOptions {
+  readonly token?: string
+  /** Sent as JSON. */
+  readonly body?: unknown
+  /** Sent as is, with `Content-Type: application/json`. */
+  readonly raw?: string
+  readonly headers?: Record<string, string>
+}
+
+/** One raw HTTP call: the status, headers and parsed JSON body exactly as the wire has them. */
+export const call = (method: "GET" | "POST" | "DELETE", path: string, options: CallOptions = {}) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    let request = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(options.headers ?? {}))
+    if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
+    if (options.raw !== undefined) request = HttpClientRequest.bodyText(request, options.raw, "application/json")
+    else if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
+    const response = yield* client.execute(request)
+    const text = yield* response.text
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text === "" ? undefined : JSON.parse(text) as unknown
+    } satisfies Reply
+  }).pipe(Effect.scoped, Effect.orDie)
+
+/** The typed client integrators use, authenticated with `token`. */
+export const typedClient = (token: string) =>
+  HttpApiClient.make(Api, { transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token)) })
+
+export interface Tenant {
+  readonly workspaceId: string
+  readonly token: string
+  readonly webhookSecret: string
+  readonly integrationId: string
+}
+
+/** A new workspace with one integration, made through the admin API. */
+export const makeTenant = (
+  options: { readonly webhookUrl?: string; readonly supportedFeatures?: Record<string, boolean>; readonly integration?: string } = {}
+) =>
+  Effect.gen(function*() {
+    const admin = yield* HttpApiClient.make(Api, {
+      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(ADMIN_TOKEN))
+    })
+    const workspace = yield* admin.admin.createWorkspace({ payload: { name: "Test workspace" } })
+    const integration = yield* admin.admin.createIntegration({
+      path: { workspaceId: workspace.id },
+      payload: {
+        name: "Test integration",
+        integration: options.integration ?? "api",
+        webhook: { url: options.webhookUrl ?? "http://127.0.0.1:9/webhook", headers: {}, metadata: {} },
+        supportedFeatures: options.supportedFeatures ?? {},
+        channelsSettings: {}
+      }
+    })
+    return {
+      workspaceId: workspace.id,
+      token: workspace.apiToken,
+      webhookSecret: workspace.webhookSecret,
+      integrationId: integration.integrationId
+    } satisfies Tenant
+  }).pipe(Effect.orDie)

@@ -1,0 +1,51 @@
+/**
+ * The database a test file runs on: PGlite loaded from the migrated snapshot, or, in the `postgres`
+ * project, a fresh database created on `TEST_DATABASE_URL`'s server, migrated, and dropped afterwards.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import { PGlite } from "@electric-sql/pglite"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { inject } from "vitest"
+import { layerPGlite, layerUrl, MigrationsLive } from "../../src/Sql.js"
+
+export const usingPostgres = process.env["PARLEY_TEST_DB"] === "postgres"
+
+/** PGlite from the snapshot made by `globalSetup.ts`. */
+export const PGliteTest = layerPGlite(
+  Effect.promise(() => PGlite.create({ loadDataDir: new Blob([readFileSync(inject("pgliteSnapshot"))]) }))
+)
+
+const adminUrl = () => {
+  const url = process.env["TEST_DATABASE_URL"]
+  if (url === undefined || url === "") throw new Error("TEST_DATABASE_URL is not set")
+  return url
+}
+
+const onServer = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
+  Effect.flatMap(SqlClient.SqlClient, f).pipe(
+    Effect.provide(PgClient.layer({ url: Redacted.make(adminUrl()), maxConnections: 1 }))
+  )
+
+/** A fresh, migrated database on the PostgreSQL server of `TEST_DATABASE_URL`, dropped afterwards. */
+export const PostgresTest = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const name = `parley_test_${randomBytes(6).toString("hex")}`
+    yield* Effect.acquireRelease(
+      onServer((sql) => sql`CREATE DATABASE ${sql(name)}`),
+      () => onServer((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).pipe(Effect.orDie)
+    )
+    const url = new URL(adminUrl())
+    url.pathname = `/${name}`
+    return Layer.provideMerge(MigrationsLive, layerUrl(Redacted.make(url.toString()), 8))
+  })
+)
+
+/** The database of this test project. */
+export const TestDatabase: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> = usingPostgres
+  ? PostgresTest
+  : PGliteTest
