@@ -13,11 +13,12 @@ const newest = (dir) =>
   }, 0)
 
 const sourcesChanged = Math.max(newest(join(root, "src")), statSync(join(root, "tsconfig.json")).mtimeMs,
-  statSync(join(root, "tsconfig.build.json")).mtimeMs, statSync(join(root, "package-lock.json")).mtimeMs)
+  statSync(join(root, "src", "tsconfig.json")).mtimeMs, statSync(join(root, "package-lock.json")).mtimeMs)
 
-if (!existsSync(stamp) || statSync(stamp).mtimeMs < sourcesChanged) {
+const force = process.argv.includes("--force")
+if (force || !existsSync(stamp) || statSync(stamp).mtimeMs < sourcesChanged) {
   process.stdout.write("Building Parley (tsc)...\n")
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")], {
+  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "src", "tsconfig.json")], {
     stdio: "inherit"
   })
   writeFileSync(stamp, new Date().toISOString() + "\n")

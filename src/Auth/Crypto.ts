@@ -34,7 +34,8 @@ const parseKey = (raw: string): Buffer | undefined => {
 
 export class Crypto extends Effect.Service<Crypto>()("Parley/Crypto", {
   effect: Effect.gen(function*() {
-    const configured = yield* AppConfig.EncryptionKey
+    // An empty value (e.g. `PARLEY_ENCRYPTION_KEY=` from a compose file) means no key.
+    const configured = Option.filter(yield* AppConfig.EncryptionKey, (raw) => Redacted.value(raw).trim() !== "")
     const key = yield* Option.match(configured, {
       onNone: () => Effect.succeed(undefined),
       onSome: (raw) => {

@@ -47,8 +47,11 @@ export interface Incoming {
   readonly requestContext: Option.Option<{ readonly [key: string]: unknown }>
   readonly agentInfo: AgentInfo | null
   readonly channel: string
-  /** A status the event itself sets (a helpdesk's "resolved"), applied after the message rules. */
-  readonly statusChange?: { readonly to: ConversationStatus; readonly cause: string }
+  /**
+   * A status the event itself sets (a helpdesk's "resolved"), applied after the message rules;
+   * with `from`, only when the conversation is in that status.
+   */
+  readonly statusChange?: { readonly to: ConversationStatus; readonly cause: string; readonly from?: ConversationStatus }
 }
 
 export const toMessage = (row: MessageRow): Message => ({
@@ -169,7 +172,10 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
         }
         const message = inserted.value
 
-        for (const change of [nextStatus(conversation.status, incoming), Option.fromNullable(incoming.statusChange)]) {
+        const requested = Option.fromNullable(incoming.statusChange).pipe(
+          Option.filter((change) => change.from === undefined || change.from === conversation.status)
+        )
+        for (const change of [nextStatus(conversation.status, incoming), requested]) {
           if (Option.isSome(change) && change.value.to !== conversation.status) {
             conversation = yield* repo.setStatus(conversation, change.value.to, change.value.cause, message.id)
           }
@@ -182,7 +188,7 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
             kind: GENERATE_REPLY,
             payload: { conversationId: conversation.id, messageId: message.id },
             conversationId: conversation.id,
-            delayMillis: Duration.toMillis(debounce)
+            delay: debounce
           })
         }
         return yield* respond(message, conversation)

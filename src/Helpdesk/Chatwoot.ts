@@ -52,7 +52,8 @@ const MessageCreated = Schema.Struct({
   created_at: CreatedAt,
   message_type: Schema.Literal("incoming", "outgoing", "template", "activity", 0, 1, 2, 3),
   private: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  sender: Schema.optionalWith(Contact, { exact: true }),
+  // Chatwoot sends `sender: null` for messages nobody wrote (activity lines).
+  sender: Schema.optionalWith(Contact, { exact: true, nullable: true }),
   conversation: ChatwootConversation,
   attachments: Schema.optionalWith(
     Schema.Array(Schema.Struct({ data_url: Schema.String, file_type: Text })),
@@ -155,7 +156,23 @@ const fromMessage = (event: MessageCreated): Effect.Effect<Incoming, ValidationE
   })
 }
 
-const statusTargets = { open: "open", resolved: "closed", pending: "open", snoozed: undefined } as const
+/**
+ * Chatwoot's statuses: `pending` is the bot's queue, `open` an agent's, `resolved` done. Only a closed
+ * conversation is reopened by `open`: an agent taking it over must not hand it back to the AI.
+ */
+const statusChange = (status: StatusChanged["status"]): Incoming["statusChange"] => {
+  const cause = `chatwoot_${status}`
+  switch (status) {
+    case "resolved":
+      return { to: "closed", cause }
+    case "pending":
+      return { to: "open", cause }
+    case "open":
+      return { to: "open", cause, from: "closed" }
+    case "snoozed":
+      return undefined
+  }
+}
 
 const fromStatus = (event: StatusChanged, rawBody: string): Effect.Effect<Incoming, ValidationError> => {
   const contact = event.meta?.sender
@@ -163,7 +180,7 @@ const fromStatus = (event: StatusChanged, rawBody: string): Effect.Effect<Incomi
   if (contactId === undefined) {
     return invalid(["body", "meta", "sender"], "The conversation's contact is required", "missing")
   }
-  const to = statusTargets[event.status]
+  const change = statusChange(event.status)
   // The same delivery retried by Chatwoot carries the same body: its hash makes the event idempotent.
   const digest = crypto.createHash("sha256").update(rawBody).digest("hex").slice(0, 24)
   return Effect.succeed({
@@ -179,7 +196,7 @@ const fromStatus = (event: StatusChanged, rawBody: string): Effect.Effect<Incomi
     requestContext: Option.some({ chatwoot: { status: event.status } }),
     agentInfo: null,
     channel: "chatwoot",
-    ...(to !== undefined ? { statusChange: { to, cause: `chatwoot_${event.status}` } } : {})
+    ...(change !== undefined ? { statusChange: change } : {})
   })
 }
 

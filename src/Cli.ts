@@ -1,0 +1,297 @@
+/**
+ * `parley`, the operator's command line. Admin commands drive the admin API with the typed
+ * `HttpApiClient` (the same schemas as the server); `serve` and `migrate` run Parley itself.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import {
+  CreatedToken,
+  CreatedWorkspace,
+  RotatedSecret,
+  Tone,
+  TokenSummary,
+  WorkspaceDetail,
+  WorkspaceSummary
+} from "./Admin/Api.js"
+import { Api } from "./Api.js"
+import { AppLive } from "./App.js"
+import * as AppConfig from "./Config.js"
+import { TokenId, WorkspaceId } from "./Domain/Ids.js"
+import { featureNames, Integration } from "./Domain/Integration.js"
+import { latestMigrationId } from "./migrations/index.js"
+import { SqlLive } from "./Sql.js"
+
+// ---------------------------------------------------------------------------------------------
+// Connection to a running Parley
+
+const connection = {
+  url: Options.text("url").pipe(
+    Options.withDescription("Parley's base URL (env PARLEY_URL)"),
+    Options.withFallbackConfig(Config.string("PARLEY_URL")),
+    Options.withDefault("http://localhost:8080")
+  ),
+  adminToken: Options.redacted("admin-token").pipe(
+    Options.withDescription("The admin token (env PARLEY_ADMIN_TOKEN; in development, <data dir>/admin-token)"),
+    Options.withFallbackConfig(Config.redacted("PARLEY_ADMIN_TOKEN")),
+    Options.optional
+  ),
+  json: Options.boolean("json").pipe(Options.withDescription("Print JSON instead of text"))
+}
+
+type Connection = {
+  readonly url: string
+  readonly adminToken: Option.Option<Redacted.Redacted<string>>
+  readonly json: boolean
+}
+
+const adminToken = (conn: Connection) =>
+  Option.match(conn.adminToken, {
+    onSome: (token) => Effect.succeed(Redacted.value(token)),
+    onNone: () =>
+      Effect.gen(function*() {
+        const file = path.resolve(yield* AppConfig.DataDir, "admin-token")
+        if (!fs.existsSync(file)) {
+          return yield* Effect.fail(
+            new CliFailure({ message: "No admin token: pass --admin-token or set PARLEY_ADMIN_TOKEN" })
+          )
+        }
+        return fs.readFileSync(file, "utf8").trim()
+      })
+  })
+
+const adminClient = (conn: Connection) =>
+  Effect.gen(function*() {
+    const token = yield* adminToken(conn)
+    const client = yield* HttpApiClient.make(Api, {
+      baseUrl: conn.url,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+    })
+    return client.admin
+  })
+
+export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", { message: Schema.String }) {}
+
+/** Server answers become one readable line; the exit code says it failed. */
+const explain = (error: unknown): string => {
+  if (typeof error === "object" && error !== null) {
+    if ("detail" in error) {
+      const detail = error.detail
+      return Array.isArray(detail)
+        ? detail.map((d: { loc: Array<unknown>; msg: string }) => `${d.loc.join(".")}: ${d.msg}`).join("; ")
+        : String(detail)
+    }
+    if ("_tag" in error && error._tag === "RequestError") return "Cannot reach Parley (is it running? see --url)"
+    if ("message" in error && typeof error.message === "string") return error.message
+  }
+  return String(error)
+}
+
+const print = <A, I>(
+  conn: Connection,
+  schema: Schema.Schema<A, I>,
+  value: A,
+  text: (value: A) => string
+) =>
+  conn.json
+    ? Effect.flatMap(Schema.encode(schema)(value), (encoded) => Console.log(JSON.stringify(encoded, null, 2)))
+    : Console.log(text(value))
+
+const admin = <A, E, R>(
+  conn: Connection,
+  run: (client: Effect.Effect.Success<ReturnType<typeof adminClient>>) => Effect.Effect<A, E, R>
+) =>
+  Effect.flatMap(adminClient(conn), run).pipe(
+    Effect.catchAll((error) =>
+      Effect.zipRight(
+        Console.error(`Error: ${explain(error)}`),
+        Effect.sync(() => {
+          process.exitCode = 1
+        })
+      )
+    ),
+    Effect.provide(FetchHttpClient.layer)
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+const workspaceId = Args.text({ name: "workspace-id" }).pipe(Args.withSchema(WorkspaceId))
+
+const workspaceCreate = Command.make(
+  "create",
+  { ...connection, name: Args.text({ name: "name" }) },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.flatMap(client.createWorkspace({ payload: { name: conn.name } }), (created) =>
+        print(conn, CreatedWorkspace, created, (w) =>
+          [
+            `Workspace ${w.name}: ${w.id}`,
+            `  API token (shown once): ${w.apiToken}`,
+            `  Webhook secret:         ${w.webhookSecret}`
+          ].join("\n"))))
+).pipe(Command.withDescription("Create a workspace, its first API token and its webhook secret"))
+
+const workspaceList = Command.make("list", connection, (conn) =>
+  admin(conn, (client) =>
+    Effect.flatMap(client.listWorkspaces(), (list) =>
+      print(conn, Schema.Array(WorkspaceSummary), list, (ws) =>
+        ws.length === 0 ? "No workspaces" : ws.map((w) => `${w.id}  ${w.name}`).join("\n"))))
+).pipe(Command.withDescription("List workspaces"))
+
+const workspaceShow = Command.make("show", { ...connection, workspaceId }, (conn) =>
+  admin(conn, (client) =>
+    Effect.flatMap(client.getWorkspace({ path: { workspaceId: conn.workspaceId } }), (w) =>
+      print(conn, WorkspaceDetail, w, (w) =>
+        [`Workspace ${w.name}: ${w.id}`, `  Webhook secret: ${w.webhookSecret}`].join("\n"))))
+).pipe(Command.withDescription("Show a workspace and its webhook secret"))
+
+const workspace = Command.make("workspace").pipe(
+  Command.withSubcommands([workspaceCreate, workspaceList, workspaceShow]),
+  Command.withDescription("Workspaces")
+)
+
+const tokenCreate = Command.make(
+  "create",
+  { ...connection, workspaceId, name: Options.text("name").pipe(Options.optional) },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.flatMap(
+        client.createToken({
+          path: { workspaceId: conn.workspaceId },
+          payload: { name: Option.getOrNull(conn.name) }
+        }),
+        (token) => print(conn, CreatedToken, token, (t) => `Token ${t.id} (shown once): ${t.token}`)
+      ))
+).pipe(Command.withDescription("Create an API token for a workspace"))
+
+const tokenList = Command.make("list", { ...connection, workspaceId }, (conn) =>
+  admin(conn, (client) =>
+    Effect.flatMap(client.listTokens({ path: { workspaceId: conn.workspaceId } }), (tokens) =>
+      print(conn, Schema.Array(TokenSummary), tokens, (ts) =>
+        ts.map((t) => `${t.id}  ${t.name ?? "-"}  ${t.revokedAt === null ? "active" : "revoked"}`).join("\n"))))
+).pipe(Command.withDescription("List a workspace's API tokens"))
+
+const tokenRevoke = Command.make("revoke", { ...connection, tokenId: Args.text({ name: "token-id" }).pipe(Args.withSchema(TokenId)) }, (conn) =>
+  admin(conn, (client) =>
+    Effect.zipRight(
+      client.revokeToken({ path: { tokenId: conn.tokenId } }),
+      conn.json ? Console.log(JSON.stringify({ revoked: conn.tokenId })) : Console.log(`Token ${conn.tokenId} revoked`)
+    ))
+).pipe(Command.withDescription("Revoke an API token (it stops working at once)"))
+
+const token = Command.make("token").pipe(
+  Command.withSubcommands([tokenCreate, tokenList, tokenRevoke]),
+  Command.withDescription("API tokens")
+)
+
+const secretRotate = Command.make("rotate", { ...connection, workspaceId }, (conn) =>
+  admin(conn, (client) =>
+    Effect.flatMap(client.rotateWebhookSecret({ path: { workspaceId: conn.workspaceId } }), (rotated) =>
+      print(conn, RotatedSecret, rotated, (r) =>
+        `New webhook secret: ${r.webhookSecret}\n  (the previous one is also used to sign until ${
+          Schema.encodeSync(RotatedSecret)(r).previousSecretExpiresAt
+        })`)))
+).pipe(Command.withDescription("Rotate a workspace's webhook secret"))
+
+const secret = Command.make("secret").pipe(
+  Command.withSubcommands([secretRotate]),
+  Command.withDescription("Webhook secrets")
+)
+
+const parseFeature = (entry: string) => {
+  const [name, value = "true"] = entry.split("=")
+  if (!(featureNames as ReadonlyArray<string>).includes(name ?? "")) {
+    return Effect.fail(new CliFailure({ message: `Unknown feature ${name}; known: ${featureNames.join(", ")}` }))
+  }
+  return Effect.succeed([name!, value === "true"] as const)
+}
+
+const integrationCreate = Command.make(
+  "create",
+  {
+    ...connection,
+    workspaceId,
+    name: Options.text("name"),
+    webhookUrl: Options.text("webhook-url"),
+    kind: Options.text("kind").pipe(Options.withDefault("api"), Options.withDescription("api, chatwoot, ...")),
+    header: Options.keyValueMap("header").pipe(Options.optional),
+    feature: Options.text("feature").pipe(
+      Options.repeated,
+      Options.withDescription("flag[=true|false], repeatable, e.g. --feature externalCustomerId")
+    )
+  },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.gen(function*() {
+        const features = Object.fromEntries(yield* Effect.forEach(conn.feature, parseFeature))
+        const headers = Option.match(conn.header, {
+          onNone: () => ({}),
+          onSome: (map) => Object.fromEntries(map)
+        })
+        const created = yield* client.createIntegration({
+          path: { workspaceId: conn.workspaceId },
+          payload: {
+            name: conn.name,
+            integration: conn.kind,
+            webhook: { url: conn.webhookUrl, headers, metadata: {} },
+            supportedFeatures: features,
+            channelsSettings: {}
+          }
+        })
+        yield* print(conn, Integration, created, (i) => `Integration ${i.settings.name}: ${i.integrationId}`)
+      }))
+).pipe(Command.withDescription("Create an integration (its webhook receives Parley's events)"))
+
+const integrationList = Command.make("list", { ...connection, workspaceId }, (conn) =>
+  admin(conn, (client) =>
+    Effect.flatMap(client.listIntegrations({ path: { workspaceId: conn.workspaceId } }), (list) =>
+      print(conn, Schema.Array(Integration), list, (is) =>
+        is.map((i) => `${i.integrationId}  ${i.integration}  ${i.settings.name}  ${i.settings.webhook.url}`).join(
+          "\n"
+        ))))
+).pipe(Command.withDescription("List a workspace's integrations"))
+
+const integration = Command.make("integration").pipe(
+  Command.withSubcommands([integrationCreate, integrationList]),
+  Command.withDescription("Integrations")
+)
+
+const toneCreate = Command.make(
+  "create",
+  { ...connection, workspaceId, name: Options.text("name"), instructions: Options.text("instructions") },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.flatMap(
+        client.createTone({
+          path: { workspaceId: conn.workspaceId },
+          payload: { name: conn.name, instructions: conn.instructions }
+        }),
+        (tone) => print(conn, Tone, tone, (t) => `Tone ${t.name}: ${t.id}`)
+      ))
+).pipe(Command.withDescription("Create a tone (what toneId and firstResponseToneId refer to)"))
+
+const tone = Command.make("tone").pipe(Command.withSubcommands([toneCreate]), Command.withDescription("Tones"))
+
+const serve = Command.make("serve", {}, () => Layer.launch(AppLive)).pipe(
+  Command.withDescription("Run Parley (migrates the database first)")
+)
+
+const migrateCommand = Command.make("migrate", {}, () =>
+  Effect.scoped(Effect.zipRight(Layer.build(SqlLive), Console.log(`Database migrated (latest migration ${latestMigrationId})`)))
+).pipe(Command.withDescription("Run the database migrations and exit"))
+
+export const parley = Command.make("parley").pipe(
+  Command.withSubcommands([serve, migrateCommand, workspace, token, secret, integration, tone]),
+  Command.withDescription("Parley: AI customer-support integration service")
+)
+
+export const cli = Command.run(parley, { name: "parley", version: "0.1.0" })
