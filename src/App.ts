@@ -1,10 +1,11 @@
-/** The whole service: database (migrated), demo seed on first start, then the HTTP server. */
+/** The whole service: database (migrated), demo seed on first start, then the workers and the HTTP server. */
 import * as Layer from "effect/Layer"
 import { ServerLive, ServicesLive } from "./Http.js"
+import { WorkerPoolLive } from "./Jobs/Workers.js"
 import { SeedLive } from "./Seed.js"
 import { SqlLive } from "./Sql.js"
 
-export const AppLive = ServerLive.pipe(
+export const AppLive = Layer.mergeAll(ServerLive, WorkerPoolLive).pipe(
   Layer.provide(SeedLive.pipe(Layer.provide(ServicesLive))),
   Layer.provide(SqlLive)
 )

@@ -32,6 +32,7 @@ export const MessageRow = Schema.Struct({
   requestContext: Schema.NullOr(JsonObject),
   isSuggestion: Schema.Boolean,
   agentInfo: Schema.NullOr(AgentInfo),
+  replyTo: Schema.optionalWith(Schema.NullOr(MessageId), { default: () => null }),
   createdAt: Schema.DateTimeUtcFromDate
 })
 export type MessageRow = typeof MessageRow.Type
@@ -146,7 +147,34 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
         sql`SELECT * FROM messages WHERE conversation_id = ${conversationId} ORDER BY sent_at, created_at`
     })
 
+    /** The conversation, locked for the rest of the transaction. */
+    const lock = SqlSchema.findOne({
+      Request: ConversationId,
+      Result: ConversationRow,
+      execute: (id) => sql`SELECT ${columns} FROM conversations WHERE id = ${id} FOR UPDATE`
+    })
+
+    /** Stores an AI reply to `replyTo`; none when that message already has one. */
+    const insertReply = SqlSchema.findOne({
+      Request: Schema.Struct({
+        conversationId: ConversationId,
+        integrationId: IntegrationId,
+        text: Schema.String,
+        sentAt: Schema.DateTimeUtcFromDate,
+        replyTo: MessageId
+      }),
+      Result: MessageRow,
+      execute: (row) =>
+        sql`INSERT INTO messages (conversation_id, integration_id, role, type, text, sent_at, reply_to)
+            VALUES (${row.conversationId}, ${row.integrationId}, 'ai', 'default', ${row.text}, ${row.sentAt},
+                    ${row.replyTo})
+            ON CONFLICT (reply_to) WHERE reply_to IS NOT NULL DO NOTHING
+            RETURNING *`
+    })
+
     return {
+      lock,
+      insertReply,
       findOrCreate,
       findById,
       findByAnyId,

@@ -32,3 +32,9 @@ export type CsatId = typeof CsatId.Type
 
 export const JobId = uuid.pipe(Schema.brand("JobId"))
 export type JobId = typeof JobId.Type
+
+export const EventId = uuid.pipe(Schema.brand("EventId"))
+export type EventId = typeof EventId.Type
+
+export const ArticleId = uuid.pipe(Schema.brand("ArticleId"))
+export type ArticleId = typeof ArticleId.Type

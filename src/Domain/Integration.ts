@@ -53,23 +53,32 @@ export const reservedHeaderNames = [
   "user-agent",
   "x-parley-webhook-signature",
   "x-parley-webhook-timestamp",
+  "x-parley-webhook-signature-previous",
   "webhook-id",
   "webhook-timestamp",
   "webhook-signature"
 ] as const
 
-const HeaderName = Schema.String.pipe(
-  Schema.pattern(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, {
+const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/**
+ * Custom headers. Names are checked on the whole record: a record key failing its own schema would
+ * count as an excess property and be dropped silently instead of rejected.
+ */
+export const WebhookHeaders = Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
+  Schema.filter((headers) => Object.keys(headers).every((name) => HTTP_TOKEN.test(name)), {
     [ErrorType]: "header_name",
     message: () => "Header names must be HTTP tokens"
   }),
-  Schema.filter((name) => !(reservedHeaderNames as ReadonlyArray<string>).includes(name.toLowerCase()), {
-    [ErrorType]: "reserved_header",
-    message: () => `Header is set by Parley and cannot be replaced: ${reservedHeaderNames.join(", ")}`
-  })
+  Schema.filter(
+    (headers) =>
+      Object.keys(headers).every((name) => !(reservedHeaderNames as ReadonlyArray<string>).includes(name.toLowerCase())),
+    {
+      [ErrorType]: "reserved_header",
+      message: () => `Header is set by Parley and cannot be replaced: ${reservedHeaderNames.join(", ")}`
+    }
+  )
 )
-
-export const WebhookHeaders = Schema.Record({ key: HeaderName, value: Schema.String })
 
 export const WebhookConfig = Schema.Struct({
   url: HttpUrl,

@@ -62,6 +62,12 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
     /** Locks the integration's row for the rest of the transaction: settings updates are read-modify-write. */
     const lock = (id: IntegrationId) => sql`SELECT id FROM integrations WHERE id = ${id} FOR UPDATE`.pipe(Effect.asVoid)
 
-    return { insert, listByWorkspace, findInWorkspace, findById, updateSettings, lock } as const
+    /** Turns deliveries to the integration's webhook off (a 410 Gone) or back on. */
+    const setWebhookEnabled = (id: IntegrationId, enabled: boolean) =>
+      sql`UPDATE integrations
+          SET settings = jsonb_set(settings, '{webhookEnabled}', ${JSON.stringify(enabled)}::jsonb), updated_at = now()
+          WHERE id = ${id}`.pipe(Effect.asVoid)
+
+    return { insert, listByWorkspace, findInWorkspace, findById, updateSettings, lock, setWebhookEnabled } as const
   })
 }) {}

@@ -28,7 +28,9 @@ export default Effect.gen(function*() {
       next_attempt_at timestamptz,
       created_at timestamptz NOT NULL DEFAULT now(),
       delivered_at timestamptz,
-      dead_at timestamptz
+      dead_at timestamptz,
+      -- A replay restarts the retry window (DELIVERY_MAX_AGE) from here.
+      replayed_at timestamptz
     )`
   yield* sql`CREATE INDEX events_integration_idx ON events (integration_id, created_at)`
   yield* sql`CREATE INDEX events_integration_status_idx ON events (integration_id, status, created_at)`

@@ -1,0 +1,60 @@
+/**
+ * When to try a failed delivery again: an Effect `Schedule`, exponential from `DELIVERY_RETRY_BASE`
+ * with jitter, each delay capped at `DELIVERY_RETRY_MAX_DELAY`; a receiver's `Retry-After` is honoured
+ * when longer. Attempts go on until `DELIVERY_MAX_AGE` after the event was created (the last attempt
+ * lands on that deadline), then the event is dead.
+ */
+import * as Chunk from "effect/Chunk"
+import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type { DeliveryConfig } from "./Config.js"
+
+export const retrySchedule = (config: Pick<DeliveryConfig, "retryBase" | "retryMaxDelay">) =>
+  Schedule.exponential(config.retryBase).pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((delay) => Duration.min(delay, config.retryMaxDelay))
+  )
+
+/** The schedule's delay after the `attempt`-th failure (1-based). */
+export const scheduledDelay = (config: Pick<DeliveryConfig, "retryBase" | "retryMaxDelay">, attempt: number) =>
+  Schedule.run(Schedule.delays(retrySchedule(config)), Date.now(), Array.from({ length: Math.max(1, attempt) })).pipe(
+    Effect.map((delays) => Option.getOrElse(Chunk.last(delays), () => config.retryBase))
+  )
+
+/** `Retry-After` as seconds or an HTTP date, relative to `now`. */
+export const parseRetryAfter = (value: string | undefined, now: DateTime.Utc): Option.Option<Duration.Duration> => {
+  if (value === undefined) return Option.none()
+  const trimmed = value.trim()
+  if (/^\d+$/.test(trimmed)) return Option.some(Duration.seconds(Number(trimmed)))
+  const date = Date.parse(trimmed)
+  if (Number.isNaN(date)) return Option.none()
+  return Option.some(Duration.millis(Math.max(0, date - now.epochMillis)))
+}
+
+export type NextAttempt =
+  | { readonly _tag: "RetryAt"; readonly delay: Duration.Duration }
+  | { readonly _tag: "GiveUp" }
+
+/** After the `attempt`-th failure of an event created at `createdAt`: when to try again, if ever. */
+export const nextAttempt = (
+  config: DeliveryConfig,
+  input: {
+    readonly attempt: number
+    readonly createdAt: DateTime.Utc
+    readonly now: DateTime.Utc
+    readonly retryAfter: Option.Option<Duration.Duration>
+  }
+) =>
+  Effect.map(scheduledDelay(config, input.attempt), (scheduled): NextAttempt => {
+    const delay = Option.match(input.retryAfter, {
+      onNone: () => scheduled,
+      onSome: (retryAfter) => Duration.max(scheduled, retryAfter)
+    })
+    const deadline = DateTime.addDuration(input.createdAt, config.maxAge)
+    const remaining = Duration.millis(Math.max(0, deadline.epochMillis - input.now.epochMillis))
+    if (Duration.toMillis(remaining) === 0) return { _tag: "GiveUp" }
+    return { _tag: "RetryAt", delay: Duration.min(delay, remaining) }
+  })
