@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./Admin/Api.js"
 import { WebhooksApi } from "./Conversations/Api.js"
 import { CustomersApi } from "./Customers/Api.js"
+import { DeliveriesApi } from "./Delivery/Api.js"
 import { PayloadTooLargeBody, ValidationErrorBody } from "./Domain/Errors.js"
 import { HealthApi } from "./Health/Api.js"
 import { HelpdeskApi } from "./Helpdesk/Api.js"
@@ -17,6 +18,7 @@ export class PublicApi extends HttpApi.make("parley")
   .add(IntegrationsApi)
   .add(WebhooksApi)
   .add(HelpdeskApi)
+  .add(DeliveriesApi)
   .add(HealthApi)
   .addError(ValidationErrorBody)
   .addError(PayloadTooLargeBody)

@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import {
+  Article,
   CreatedToken,
   CreatedWorkspace,
   RotatedSecret,
@@ -25,7 +26,10 @@ import {
 import { Api } from "./Api.js"
 import { AppLive } from "./App.js"
 import * as AppConfig from "./Config.js"
-import { TokenId, WorkspaceId } from "./Domain/Ids.js"
+import { Replayed } from "./Delivery/Api.js"
+import { Delivery, DeliveryDetail } from "./Domain/Delivery.js"
+import { EventId, IntegrationId, TokenId, WorkspaceId } from "./Domain/Ids.js"
+import { Timestamp } from "./Domain/Primitives.js"
 import { featureNames, Integration } from "./Domain/Integration.js"
 import { latestMigrationId } from "./migrations/index.js"
 import { SqlLive } from "./Sql.js"
@@ -281,6 +285,165 @@ const toneCreate = Command.make(
 
 const tone = Command.make("tone").pipe(Command.withSubcommands([toneCreate]), Command.withDescription("Tones"))
 
+/** Title: the first `# heading` (removed from the body), else the file name. */
+const readArticle = (file: string, urlBase: Option.Option<string>, url: Option.Option<string>) =>
+  Effect.try({
+    try: () => {
+      const text = fs.readFileSync(file, "utf8")
+      const heading = /^#\s+(.+)$/m.exec(text)
+      const slug = path.basename(file).replace(/\.(md|markdown|txt)$/i, "")
+      return {
+        title: heading?.[1]?.trim() ?? slug,
+        body: heading ? text.replace(heading[0], "").trim() : text.trim(),
+        url: Option.getOrNull(Option.orElse(url, () => Option.map(urlBase, (base) => new URL(slug, base).toString())))
+      }
+    },
+    catch: (error) => new CliFailure({ message: `Cannot read ${file}: ${String(error)}` })
+  })
+
+const kbAdd = Command.make(
+  "add",
+  {
+    ...connection,
+    workspace: Options.text("workspace").pipe(Options.withSchema(WorkspaceId), Options.withDescription("Workspace id")),
+    urlBase: Options.text("url-base").pipe(
+      Options.optional,
+      Options.withDescription("Article URL = url-base + file name without extension")
+    ),
+    articleUrl: Options.text("article-url").pipe(Options.optional, Options.withDescription("Article URL (one file)")),
+    files: Args.file({ name: "FILE.md", exists: "yes" }).pipe(Args.atLeast(1))
+  },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.forEach(conn.files, (file) =>
+        Effect.gen(function*() {
+          const article = yield* readArticle(file, conn.urlBase, conn.files.length === 1 ? conn.articleUrl : Option.none())
+          const created = yield* client.createArticle({ path: { workspaceId: conn.workspace }, payload: article })
+          yield* print(conn, Article, created, (a) => `Article ${a.title}: ${a.id}${a.url ? ` (${a.url})` : ""}`)
+        }), { discard: true }))
+).pipe(Command.withDescription("Add Markdown files to a workspace's knowledge base"))
+
+const kbList = Command.make("list", { ...connection, workspaceId }, (conn) =>
+  admin(conn, (client) =>
+    Effect.flatMap(client.listArticles({ path: { workspaceId: conn.workspaceId } }), (list) =>
+      print(conn, Schema.Array(Article), list, (as) =>
+        as.length === 0 ? "No articles" : as.map((a) => `${a.id}  ${a.title}  ${a.url ?? ""}`).join("\n"))))
+).pipe(Command.withDescription("List a workspace's knowledge-base articles"))
+
+const kb = Command.make("kb").pipe(
+  Command.withSubcommands([kbAdd, kbList]),
+  Command.withDescription("Knowledge base (what the embedded responder answers from)")
+)
+
+// Deliveries belong to a workspace: these commands use its API token, not the admin token.
+const apiToken = Options.redacted("token").pipe(
+  Options.withDescription("A workspace API token (env PARLEY_TOKEN)"),
+  Options.withFallbackConfig(Config.redacted("PARLEY_TOKEN"))
+)
+const integrationId = Args.text({ name: "integration-id" }).pipe(Args.withSchema(IntegrationId))
+
+const workspaceCall = <A, E, R>(
+  conn: Connection & { readonly token: Redacted.Redacted<string> },
+  run: (client: Effect.Effect.Success<ReturnType<typeof publicClient>>) => Effect.Effect<A, E, R>
+) =>
+  Effect.flatMap(publicClient(conn.url, Redacted.value(conn.token)), run).pipe(
+    Effect.catchAll((error) =>
+      Effect.zipRight(
+        Console.error(`Error: ${explain(error)}`),
+        Effect.sync(() => {
+          process.exitCode = 1
+        })
+      )
+    ),
+    Effect.provide(FetchHttpClient.layer)
+  )
+
+const publicClient = (url: string, token: string) =>
+  HttpApiClient.make(Api, { baseUrl: url, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token)) })
+
+const describeDelivery = (d: Delivery) =>
+  `${d.id}  ${d.event.padEnd(18)} ${d.status.padEnd(9)} attempts=${d.attempts}` +
+  (d.lastError === null ? "" : `  last error: ${d.lastError}`)
+
+const deliveriesList = Command.make(
+  "list",
+  {
+    ...connection,
+    token: apiToken,
+    integrationId,
+    status: Options.choice("status", ["pending", "failed", "delivered", "dead"]).pipe(Options.optional),
+    since: Options.text("since").pipe(Options.optional, Options.withDescription("ISO 8601 time"))
+  },
+  (conn) =>
+    workspaceCall(conn, (client) =>
+      Effect.gen(function*() {
+        const since = yield* Option.match(conn.since, {
+          onNone: () => Effect.succeed(undefined),
+          onSome: (value) => Schema.decode(Timestamp)(value)
+        })
+        const list = yield* client.deliveries.list({
+          path: { integration_id: conn.integrationId },
+          urlParams: {
+            limit: 100,
+            ...(Option.isSome(conn.status) ? { status: conn.status.value } : {}),
+            ...(since !== undefined ? { since } : {})
+          }
+        })
+        yield* print(conn, Schema.Array(Delivery), list, (ds) =>
+          ds.length === 0 ? "No deliveries" : ds.map(describeDelivery).join("\n"))
+      }))
+).pipe(Command.withDescription("List an integration's deliveries (newest first)"))
+
+const deliveriesShow = Command.make(
+  "show",
+  { ...connection, token: apiToken, integrationId, deliveryId: Args.text({ name: "delivery-id" }).pipe(Args.withSchema(EventId)) },
+  (conn) =>
+    workspaceCall(conn, (client) =>
+      Effect.flatMap(
+        client.deliveries.get({ path: { integration_id: conn.integrationId, delivery_id: conn.deliveryId } }),
+        (d) =>
+          print(conn, DeliveryDetail, d, (d) =>
+            [
+              describeDelivery(d),
+              ...d.attemptLog.map((a) =>
+                `  #${a.attempt} ${a.statusCode ?? "-"} ${a.latencyMs} ms${a.error === null ? "" : ` ${a.error}`}`
+              )
+            ].join("\n"))
+      ))
+).pipe(Command.withDescription("Show one delivery with every attempt"))
+
+const deliveriesReplay = Command.make(
+  "replay",
+  {
+    ...connection,
+    token: apiToken,
+    integrationId,
+    deliveryId: Args.text({ name: "delivery-id" }).pipe(Args.withSchema(EventId), Args.optional),
+    since: Options.text("since").pipe(Options.optional, Options.withDescription("Replay every dead or failed one since"))
+  },
+  (conn) =>
+    workspaceCall(conn, (client) =>
+      Effect.gen(function*() {
+        if (Option.isSome(conn.deliveryId)) {
+          const d = yield* client.deliveries.replay({
+            path: { integration_id: conn.integrationId, delivery_id: conn.deliveryId.value }
+          })
+          return yield* print(conn, Delivery, d, (d) => `Replaying ${describeDelivery(d)}`)
+        }
+        if (Option.isNone(conn.since)) {
+          return yield* new CliFailure({ message: "Give a delivery id, or --since <time> to replay all dead or failed" })
+        }
+        const since = yield* Schema.decode(Timestamp)(conn.since.value)
+        const result = yield* client.deliveries.replayAll({ path: { integration_id: conn.integrationId }, urlParams: { since } })
+        yield* print(conn, Replayed, result, (r) => `Replaying ${r.replayed} deliveries`)
+      }))
+).pipe(Command.withDescription("Send deliveries again: one by id, or all dead/failed since a time"))
+
+const deliveries = Command.make("deliveries").pipe(
+  Command.withSubcommands([deliveriesList, deliveriesShow, deliveriesReplay]),
+  Command.withDescription("Webhook deliveries of an integration (uses a workspace API token)")
+)
+
 const serve = Command.make("serve", {}, () => Layer.launch(AppLive)).pipe(
   Command.withDescription("Run Parley (migrates the database first)")
 )
@@ -290,7 +453,7 @@ const migrateCommand = Command.make("migrate", {}, () =>
 ).pipe(Command.withDescription("Run the database migrations and exit"))
 
 export const parley = Command.make("parley").pipe(
-  Command.withSubcommands([serve, migrateCommand, workspace, token, secret, integration, tone]),
+  Command.withSubcommands([serve, migrateCommand, workspace, token, secret, integration, tone, kb, deliveries]),
   Command.withDescription("Parley: AI customer-support integration service")
 )
 

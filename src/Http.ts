@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createServer } from "node:http"
 import { AdminHttpLive } from "./Admin/Http.js"
+import { Knowledge } from "./Ai/Knowledge.js"
 import { Api } from "./Api.js"
 import { AdminTokenLive } from "./Auth/AdminToken.js"
 import { Crypto } from "./Auth/Crypto.js"
@@ -20,6 +21,8 @@ import { WebhooksHttpLive } from "./Conversations/Http.js"
 import { Csat } from "./Csat/Csat.js"
 import { Customers } from "./Customers/Customers.js"
 import { CustomersHttpLive } from "./Customers/Http.js"
+import { Deliveries } from "./Delivery/Deliveries.js"
+import { DeliveriesHttpLive } from "./Delivery/Http.js"
 import { HealthHttpLive } from "./Health/Http.js"
 import { Helpdesk } from "./Helpdesk/Helpdesk.js"
 import { HelpdeskHttpLive } from "./Helpdesk/Http.js"
@@ -36,7 +39,9 @@ export const ServicesLive = Layer.mergeAll(
   Conversations.Default,
   Csat.Default,
   Helpdesk.Default,
-  Crypto.Default
+  Crypto.Default,
+  Knowledge.Default,
+  Deliveries.Default
 )
 
 const AuthLive = Layer.mergeAll(WorkspaceAuthLive, HelpdeskAuthLive, AdminAuthLive).pipe(
@@ -50,7 +55,8 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
     WebhooksHttpLive,
     HelpdeskHttpLive,
     AdminHttpLive,
-    HealthHttpLive
+    HealthHttpLive,
+    DeliveriesHttpLive
   ]),
   Layer.provide(AuthLive),
   Layer.provide(ServicesLive)

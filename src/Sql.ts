@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -25,30 +26,41 @@ const clientOptions = {
   applicationName: "parley"
 } as const
 
-/** Serves a PGlite instance on a loopback port and connects a `PgClient` pool to it. */
+/** What kind of database this is; the worker pool listens for NOTIFY only on a real PostgreSQL. */
+export class DatabaseKind extends Context.Tag("Parley/DatabaseKind")<
+  DatabaseKind,
+  { readonly embedded: boolean }
+>() {}
+
+/**
+ * Serves a PGlite instance on a loopback port and connects a one-connection `PgClient` to it.
+ * PGlite is a single session, and pglite-socket interleaves the extended-protocol messages of
+ * concurrent connections (a Parse of one, then the Bind of another): more than one connection
+ * corrupts queries. One connection serializes everything, which is what PGlite does anyway.
+ */
 export const layerPGlite = (
-  acquire: Effect.Effect<PGlite, unknown>,
-  options: { readonly poolSize?: number } = {}
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> =>
+  acquire: Effect.Effect<PGlite, unknown>
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseKind, unknown> =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
       const db = yield* Effect.acquireRelease(acquire, (db) => Effect.promise(() => db.close()))
-      const poolSize = options.poolSize ?? 4
-      // One more socket than the pool: LISTEN holds a connection of its own.
-      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: poolSize + 2 })
+      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
       yield* Effect.acquireRelease(
         Effect.tryPromise(() => server.start()),
         () => Effect.promise(() => server.stop())
       )
       const port = Number(server.getServerConn().split(":").pop())
-      return PgClient.layer({
-        ...clientOptions,
-        host: "127.0.0.1",
-        port,
-        database: "postgres",
-        username: "postgres",
-        maxConnections: poolSize
-      })
+      return Layer.merge(
+        PgClient.layer({
+          ...clientOptions,
+          host: "127.0.0.1",
+          port,
+          database: "postgres",
+          username: "postgres",
+          maxConnections: 1
+        }),
+        Layer.succeed(DatabaseKind, { embedded: true })
+      )
     })
   )
 
@@ -61,7 +73,10 @@ export const openDataDir = (dataDir: string) =>
   })
 
 export const layerUrl = (url: Parameters<typeof PgClient.layer>[0]["url"], poolSize: number) =>
-  PgClient.layer({ ...clientOptions, url, maxConnections: poolSize })
+  Layer.merge(
+    PgClient.layer({ ...clientOptions, url, maxConnections: poolSize }),
+    Layer.succeed(DatabaseKind, { embedded: false })
+  )
 
 /** Runs every migration not yet applied; concurrent starts are serialized by the Migrator's table lock. */
 export const migrate = Migrator.make({})({ loader: migrations })

@@ -27,3 +27,7 @@ export const makeClient = (options: { readonly baseUrl: string; readonly token: 
     baseUrl: options.baseUrl,
     transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(options.token))
   })
+
+export { signatureHeaders, verifyWebhook } from "./Delivery/Signature.js"
+export type { VerifyInput, VerifyResult } from "./Delivery/Signature.js"
+export * from "./Domain/Delivery.js"

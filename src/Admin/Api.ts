@@ -3,9 +3,9 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import * as Schema from "effect/Schema"
 import { AdminAuth } from "../Auth/Api.js"
 import { NotFoundBody } from "../Domain/Errors.js"
-import { TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
+import { ArticleId, TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
 import { Integration, NewIntegration } from "../Domain/Integration.js"
-import { Timestamp } from "../Domain/Primitives.js"
+import { HttpUrl, Timestamp } from "../Domain/Primitives.js"
 import { ErrorType } from "../Domain/Validation.js"
 
 const Name = (max: number) =>
@@ -71,6 +71,19 @@ export const Tone = Schema.Struct({
   name: Schema.String,
   instructions: Schema.String
 }).annotations({ identifier: "Tone" })
+
+export const NewArticle = Schema.Struct({
+  title: Name(500),
+  body: Name(200_000),
+  url: Schema.optionalWith(Schema.NullOr(HttpUrl), { default: () => null })
+}).annotations({ identifier: "NewArticle" })
+
+export const Article = Schema.Struct({
+  id: ArticleId,
+  title: Schema.String,
+  url: Schema.NullOr(Schema.String),
+  createdAt: Timestamp
+}).annotations({ identifier: "Article" })
 
 const WorkspacePath = Schema.Struct({ workspaceId: WorkspaceId })
 
@@ -138,6 +151,20 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.get("listTones", "/workspaces/:workspaceId/tones")
       .setPath(WorkspacePath)
       .addSuccess(Schema.Array(Tone))
+      .addError(NotFoundBody)
+  )
+  .add(
+    HttpApiEndpoint.post("createArticle", "/workspaces/:workspaceId/articles")
+      .setPath(WorkspacePath)
+      .setPayload(NewArticle)
+      .addSuccess(Article, { status: 201 })
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Add a knowledge-base article (the embedded responder answers from these)")
+  )
+  .add(
+    HttpApiEndpoint.get("listArticles", "/workspaces/:workspaceId/articles")
+      .setPath(WorkspacePath)
+      .addSuccess(Schema.Array(Article))
       .addError(NotFoundBody)
   )
   .middleware(AdminAuth)

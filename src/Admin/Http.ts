@@ -1,18 +1,20 @@
 import { HttpApiBuilder } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import { Api } from "../Api.js"
+import { Knowledge } from "../Ai/Knowledge.js"
 import { Crypto } from "../Auth/Crypto.js"
 import { NewIntegration } from "../Domain/Integration.js"
 import { decodeBody } from "../Http/Request.js"
 import { Integrations } from "../Integrations/Integrations.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
-import { NewToken, NewTone, NewWorkspace } from "./Api.js"
+import { NewArticle, NewToken, NewTone, NewWorkspace } from "./Api.js"
 
 export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
   Effect.gen(function*() {
     const workspaces = yield* Workspaces
     const integrations = yield* Integrations
     const crypto = yield* Crypto
+    const knowledge = yield* Knowledge
     return handlers
       .handleRaw("createWorkspace", () =>
         Effect.flatMap(decodeBody(NewWorkspace), ({ name }) => workspaces.create(name)))
@@ -53,4 +55,12 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
           return yield* workspaces.createTone(path.workspaceId, tone)
         }))
       .handle("listTones", ({ path }) => workspaces.listTones(path.workspaceId))
+      .handleRaw("createArticle", ({ path }) =>
+        Effect.gen(function*() {
+          yield* workspaces.get(path.workspaceId)
+          const article = yield* decodeBody(NewArticle)
+          return yield* knowledge.addArticle(path.workspaceId, article)
+        }))
+      .handle("listArticles", ({ path }) =>
+        Effect.zipRight(workspaces.get(path.workspaceId), knowledge.listArticles(path.workspaceId)))
   }))

@@ -29,6 +29,7 @@ export const Timestamp = Schema.transformOrFail(Schema.String, Schema.DateTimeUt
   encode: (dt) => ParseResult.succeed(DateTime.formatIso(dt))
 }).annotations({
   [ErrorType]: "datetime_parsing",
+  message: () => "Input should be a valid ISO 8601 date-time",
   jsonSchema: { type: "string", format: "date-time" },
   identifier: "Timestamp"
 })

@@ -1,7 +1,7 @@
 /**
  * The supervised worker pool: `WORKER_CONCURRENCY` fibers under the layer's scope, each claiming and
  * running jobs. A fiber that fails is logged and restarted. Workers wake on `LISTEN parley_jobs` and
- * poll as a fallback (PGlite's single session does not deliver notifications to other connections).
+ * poll as a fallback (and only poll on the embedded database, whose single connection LISTEN would hold).
  * Shutdown stops claiming, lets in-flight jobs finish within a grace period, and gives the rest back.
  */
 import { PgClient } from "@effect/sql-pg"
@@ -20,6 +20,7 @@ import * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import { JobHandlers, Outcome } from "./Handler.js"
+import { DatabaseKind } from "../Sql.js"
 import { type Job, JobLease, JobQueue, JOBS_CHANNEL } from "./Queue.js"
 
 export const WorkerConfig = Config.all({
@@ -48,6 +49,7 @@ export const WorkersLive = Layer.scopedDiscard(
     const queue = yield* JobQueue
     const handlers = yield* JobHandlers
     const pg = yield* PgClient.PgClient
+    const database = yield* DatabaseKind
     const instance = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString("hex")}`
 
     const stopping = yield* Ref.make(false)
@@ -127,11 +129,14 @@ export const WorkersLive = Layer.scopedDiscard(
         Effect.repeat({ until: () => false })
       )
 
-    yield* pg.listen(JOBS_CHANNEL).pipe(
-      Stream.runForEach(() => wake),
-      Effect.catchAllCause((cause) => Effect.logDebug("LISTEN unavailable; polling only", cause)),
-      Effect.forkScoped
-    )
+    // LISTEN holds a connection of its own: on the embedded database's single connection, poll only.
+    if (!database.embedded) {
+      yield* pg.listen(JOBS_CHANNEL).pipe(
+        Stream.runForEach(() => wake),
+        Effect.catchAllCause((cause) => Effect.logWarning("LISTEN failed; polling only", cause)),
+        Effect.forkScoped
+      )
+    }
     for (let i = 0; i < config.concurrency; i++) {
       yield* Effect.forkScoped(supervised(`${instance}#${i}`))
     }

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Api } from "../../src/Api.js"
 import { HttpLive, ServicesLive } from "../../src/Http.js"
+import { WorkerPoolLive } from "../../src/Jobs/Workers.js"
 import { TestDatabase } from "./Database.js"
 
 export const ADMIN_TOKEN = "padm_test-admin-token"
@@ -37,6 +38,32 @@ export const TestApp = (overrides: Record<string, string> = {}) =>
     Layer.provideMerge(ServicesLive),
     Layer.provideMerge(TestDatabase),
     Layer.provide(TestConfig(overrides)),
+    Layer.orDie
+  )
+
+/** Fast timings for tests of the reply and delivery pipeline (all overridable). */
+export const fastPipeline: Record<string, string> = {
+  REPLY_DEBOUNCE: "300 millis",
+  JOB_POLL_INTERVAL: "25 millis",
+  JOB_LEASE: "1 second",
+  WORKER_CONCURRENCY: "4",
+  WORKER_SHUTDOWN_GRACE: "2 seconds",
+  DELIVERY_RETRY_BASE: "50 millis",
+  DELIVERY_RETRY_MAX_DELAY: "200 millis",
+  DELIVERY_MAX_AGE: "30 seconds",
+  DELIVERY_TIMEOUT: "2 seconds"
+}
+
+/**
+ * `TestApp` plus the supervised worker pool. Use it with `layer(..., { excludeTestServices: true })`:
+ * workers sleep and poll on the real clock.
+ */
+export const TestAppWithWorkers = (overrides: Record<string, string> = {}) =>
+  Layer.mergeAll(HttpLive, WorkerPoolLive).pipe(
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(ServicesLive),
+    Layer.provideMerge(TestDatabase),
+    Layer.provide(TestConfig({ ...fastPipeline, ...overrides })),
     Layer.orDie
   )
 

@@ -11,7 +11,7 @@ import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { inject } from "vitest"
-import { layerPGlite, layerUrl, MigrationsLive } from "../../src/Sql.js"
+import { type DatabaseKind, layerPGlite, layerUrl, MigrationsLive } from "../../src/Sql.js"
 
 export const usingPostgres = process.env["PARLEY_TEST_DB"] === "postgres"
 
@@ -46,6 +46,6 @@ export const PostgresTest = Layer.unwrapScoped(
 )
 
 /** The database of this test project. */
-export const TestDatabase: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, unknown> = usingPostgres
+export const TestDatabase: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseKind, unknown> = usingPostgres
   ? PostgresTest
   : PGliteTest

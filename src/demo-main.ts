@@ -1,0 +1,4 @@
+import { NodeRuntime } from "@effect/platform-node"
+import { demo } from "./Demo.js"
+
+NodeRuntime.runMain(demo)

@@ -1,0 +1,88 @@
+/**
+ * A real webhook receiver on a loopback port, for delivery tests: it records every request (raw body
+ * and headers) and answers what the test says, per request.
+ */
+import * as Effect from "effect/Effect"
+import * as http from "node:http"
+
+export interface Received {
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+  readonly at: number
+}
+
+export interface Answer {
+  readonly status: number
+  readonly headers?: Record<string, string>
+  /** Wait this long before answering (to provoke time-outs). */
+  readonly delayMs?: number
+}
+
+export type Responder = (request: Received, index: number) => Answer
+
+export interface Receiver {
+  readonly url: string
+  readonly received: () => ReadonlyArray<Received>
+  /** Replaces how later requests are answered. */
+  readonly respondWith: (responder: Responder) => void
+  /** Waits until `count` requests arrived (polling), failing after `timeoutMs`. */
+  readonly waitFor: (count: number, timeoutMs?: number) => Effect.Effect<ReadonlyArray<Received>>
+}
+
+export const makeReceiver = (responder: Responder = () => ({ status: 200 })) =>
+  Effect.gen(function*() {
+    const requests: Array<Received> = []
+    let respond = responder
+    const server = yield* Effect.acquireRelease(
+      Effect.async<http.Server>((resume) => {
+        const server = http.createServer((req, res) => {
+          const chunks: Array<Buffer> = []
+          req.on("data", (chunk: Buffer) => chunks.push(chunk))
+          req.on("end", () => {
+            const headers: Record<string, string> = {}
+            for (const [name, value] of Object.entries(req.headers)) {
+              if (typeof value === "string") headers[name] = value
+              else if (Array.isArray(value)) headers[name] = value.join(", ")
+            }
+            const received: Received = { headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() }
+            const index = requests.length
+            requests.push(received)
+            const answer = respond(received, index)
+            setTimeout(() => {
+              res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers })
+              res.end(JSON.stringify({ index }))
+            }, answer.delayMs ?? 0)
+          })
+        })
+        server.listen(0, "127.0.0.1", () => {
+          resume(Effect.succeed(server))
+        })
+      }),
+      (server) =>
+        Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    )
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    const receiver: Receiver = {
+      url: `http://127.0.0.1:${port}/webhook`,
+      received: () => [...requests],
+      respondWith: (next) => {
+        respond = next
+      },
+      waitFor: (count, timeoutMs = 15_000) =>
+        Effect.gen(function*() {
+          const deadline = Date.now() + timeoutMs
+          while (requests.length < count) {
+            if (Date.now() > deadline) {
+              return yield* Effect.dieMessage(`Receiver got ${requests.length} requests, expected ${count}`)
+            }
+            yield* Effect.sleep("20 millis")
+          }
+          return [...requests]
+        })
+    }
+    return receiver
+  })
