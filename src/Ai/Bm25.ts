@@ -13,9 +13,7 @@ const STOPWORDS = new Set(
     "hey please thanks thank im ive id dont cant wont get got want need know tell").split(" ")
 )
 
-/** Folds case and accents and strips common English suffixes, so "Refunds" matches "refund". */
-const stem = (word: string): string => {
-  if (word.length <= 3) return word
+const stripSuffix = (word: string): string => {
   if (word.endsWith("ies") && word.length > 4) return `${word.slice(0, -3)}y`
   if (word.endsWith("sses")) return word.slice(0, -2)
   if (word.endsWith("ing") && word.length > 5) return word.slice(0, -3)
@@ -23,6 +21,20 @@ const stem = (word: string): string => {
   if (word.endsWith("es") && word.length > 4 && /(sh|ch|x|z|ss)es$/.test(word)) return word.slice(0, -2)
   if (word.endsWith("s") && !word.endsWith("ss") && !word.endsWith("us") && !word.endsWith("is")) return word.slice(0, -1)
   return word
+}
+
+/**
+ * Strips common English suffixes so that the forms of one word meet: "charged", "charges" and
+ * "charging" all become "charg"; "shipped" and "shipping" become "ship".
+ */
+const stem = (word: string): string => {
+  if (word.length <= 3) return word
+  let stemmed = stripSuffix(word)
+  // shipp(ed) → ship, resett(ing) → reset; but not -ll, -ss, -zz (fall, miss, buzz).
+  if (stemmed !== word && /([^aeioulsz])\1$/.test(stemmed)) stemmed = stemmed.slice(0, -1)
+  // charge → charg, so that it meets charg(ed) and charg(ing).
+  if (stemmed.length > 4 && stemmed.endsWith("e")) stemmed = stemmed.slice(0, -1)
+  return stemmed
 }
 
 export const tokenize = (text: string): Array<string> =>
@@ -51,7 +63,9 @@ export const chunk = (body: string): Array<Passage> => {
     if (text !== "") passages.push({ heading, text })
     current = []
   }
-  for (const block of body.replace(/\r\n/g, "\n").split(/\n\s*\n/)) {
+  // A heading line starts a block even without a blank line before it.
+  const blocks = body.replace(/\r\n/g, "\n").replace(/\n(?=#{1,6}\s)/g, "\n\n").split(/\n\s*\n/)
+  for (const block of blocks) {
     const trimmed = block.trim()
     if (trimmed === "") continue
     const headingMatch = /^#{1,6}\s+(.+)$/m.exec(trimmed)
@@ -78,6 +92,11 @@ export interface Document {
 export interface Scored {
   readonly id: string
   readonly score: number
+  /**
+   * The score relative to the sum of the question's term weights (idf): about 1 when the passage has
+   * every term of the question, whatever the size of the corpus; unknown terms lower it.
+   */
+  readonly relevance: number
   /** Share of the question's distinct terms found in the passage. */
   readonly coverage: number
 }
@@ -106,6 +125,7 @@ export const buildIndex = (documents: ReadonlyArray<Document>, k1 = 1.2, b = 0.7
       const terms = [...new Set(tokenize(query))]
       if (terms.length === 0 || n === 0) return []
       const scored: Array<Scored> = []
+      const ideal = terms.reduce((sum, term) => sum + idf(term), 0)
       documents.forEach((doc, i) => {
         const tf = frequencies[i]!
         let score = 0
@@ -116,7 +136,7 @@ export const buildIndex = (documents: ReadonlyArray<Document>, k1 = 1.2, b = 0.7
           matched++
           score += idf(term) * (f * (k1 + 1)) / (f + k1 * (1 - b + b * doc.terms.length / (averageLength || 1)))
         }
-        if (matched > 0) scored.push({ id: doc.id, score, coverage: matched / terms.length })
+        if (matched > 0) scored.push({ id: doc.id, score, relevance: score / ideal, coverage: matched / terms.length })
       })
       return scored.sort((x, y) => y.score - x.score || x.id.localeCompare(y.id)).slice(0, limit)
     }

@@ -10,8 +10,11 @@ import { AiReplies, type Reply, type Source } from "./AiReplies.js"
 import { type Hit, Knowledge } from "./Knowledge.js"
 
 export const EmbeddedConfig = Config.all({
-  /** Lowest BM25 score of the best passage for an answer. */
-  minScore: Config.number("PARLEY_KB_MIN_SCORE").pipe(Config.withDefault(1)),
+  /**
+   * Lowest relevance of the best passage for an answer: its BM25 score over the question's total
+   * term weight. Relative, so a knowledge base of one article answers as well as one of thousands.
+   */
+  minRelevance: Config.number("PARLEY_KB_MIN_RELEVANCE").pipe(Config.withDefault(0.3)),
   /** Lowest share of the question's terms the best passage must contain. */
   minCoverage: Config.number("PARLEY_KB_MIN_COVERAGE").pipe(Config.withDefault(0.5))
 })
@@ -58,9 +61,10 @@ export const EmbeddedRepliesLive = Layer.effect(
           yield* Effect.annotateCurrentSpan({
             "ai.provider": "embedded",
             "ai.kb.best_score": best?.score ?? 0,
+            "ai.kb.best_relevance": best?.relevance ?? 0,
             "ai.kb.best_coverage": best?.coverage ?? 0
           })
-          if (best === undefined || best.score < config.minScore || best.coverage < config.minCoverage) {
+          if (best === undefined || best.relevance < config.minRelevance || best.coverage < config.minCoverage) {
             // Honest either way: hand over when the integration allows it, otherwise say so.
             const escalate = request.integration.settings.supportedFeatures.escalation
             return {

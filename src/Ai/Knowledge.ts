@@ -18,6 +18,7 @@ export interface Hit {
   readonly heading: string | null
   readonly text: string
   readonly score: number
+  readonly relevance: number
   readonly coverage: number
 }
 
@@ -81,6 +82,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Parley/Knowledge", {
           heading: row.heading,
           text: row.text,
           score: scored.score,
+          relevance: scored.relevance,
           coverage: scored.coverage
         }]
       })

@@ -15,7 +15,8 @@ import type { DeliveryConfig } from "./Config.js"
 export const retrySchedule = (config: Pick<DeliveryConfig, "retryBase" | "retryMaxDelay">) =>
   Schedule.exponential(config.retryBase).pipe(
     Schedule.jittered,
-    Schedule.modifyDelay((delay) => Duration.min(delay, config.retryMaxDelay))
+    // modifyDelay's first argument is the schedule's output; the (jittered) delay is the second.
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, config.retryMaxDelay))
   )
 
 /** The schedule's delay after the `attempt`-th failure (1-based). */
@@ -29,6 +30,8 @@ export const parseRetryAfter = (value: string | undefined, now: DateTime.Utc): O
   if (value === undefined) return Option.none()
   const trimmed = value.trim()
   if (/^\d+$/.test(trimmed)) return Option.some(Duration.seconds(Number(trimmed)))
+  // HTTP dates (all three formats) start with the day's name; Date.parse alone takes "-5" for a date.
+  if (!/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/.test(trimmed)) return Option.none()
   const date = Date.parse(trimmed)
   if (Number.isNaN(date)) return Option.none()
   return Option.some(Duration.millis(Math.max(0, date - now.epochMillis)))

@@ -101,9 +101,13 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
             RETURNING ${cols}`
     })
 
+    // The worker's bookkeeping statements are uninterruptible: they take milliseconds, and interrupting
+    // one mid-flight makes sql-pg send pg_cancel_backend, which on a one-connection pool (PGlite) waits
+    // for the very connection it means to cancel, and leaves a claim's outcome unknown.
+
     /** One due job for `worker`, leased to it, if any. */
     const claim = (worker: string): Effect.Effect<Option.Option<Job>> =>
-      claimOne(worker).pipe(Effect.orDie, Effect.withSpan("JobQueue.claim"))
+      claimOne(worker).pipe(Effect.orDie, Effect.uninterruptible, Effect.withSpan("JobQueue.claim"))
 
     /** Keeps the lease while the job runs; false when the job is no longer this worker's. */
     const heartbeat = (job: Job, worker: string) =>
@@ -111,28 +115,29 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         UPDATE jobs SET locked_until = now() + make_interval(secs => ${seconds(lease)})
         WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running' RETURNING id`.pipe(
         Effect.map((rows) => rows.length > 0),
-        Effect.orDie
+        Effect.orDie,
+        Effect.uninterruptible
       )
 
     const complete = (job: Job, worker: string) =>
       sql`UPDATE jobs SET status = 'done', finished_at = now(), locked_until = NULL, updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
+          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
 
     const retry = (job: Job, worker: string, delay: Duration.DurationInput, error: string) =>
       sql`UPDATE jobs SET status = 'pending', run_at = now() + make_interval(secs => ${seconds(delay)}),
               last_error = ${error}, locked_until = NULL, locked_by = NULL, updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
+          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
 
     const bury = (job: Job, worker: string, error: string) =>
       sql`UPDATE jobs SET status = 'dead', last_error = ${error}, finished_at = now(), locked_until = NULL,
               updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
+          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
 
     /** Gives a job back untouched (shutdown): due again at once, its attempt not counted. */
     const release = (job: Job, worker: string) =>
       sql`UPDATE jobs SET status = 'pending', attempts = greatest(attempts - 1, 0), locked_until = NULL,
               locked_by = NULL, updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
+          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
 
     /** Pending jobs and the age of the oldest due one, for metrics and health. */
     const depth = sql<{ readonly pending: number; readonly oldestSeconds: number | null }>`

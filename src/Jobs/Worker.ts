@@ -147,8 +147,10 @@ export const WorkersLive = Layer.scopedDiscard(
       Effect.gen(function*() {
         yield* Ref.set(stopping, true)
         yield* wake
+        // Finalizers run uninterruptibly: the wait must be made interruptible for the timeout to end it.
         yield* Ref.get(inFlight).pipe(
           Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (n) => n === 0 }),
+          Effect.interruptible,
           Effect.timeout(config.shutdownGrace),
           Effect.ignore
         )

@@ -83,9 +83,11 @@ describe("scheduledDelay", () => {
         expect(Math.abs(low - JITTER_MIN * exponential(n)), `n=${n}`).toBeLessThan(EPSILON)
         expect(Math.abs(high - JITTER_MAX * exponential(n)), `n=${n}`).toBeLessThan(EPSILON)
       }
-      // 1.2 × 2 560 000 > 1 h: the cap applies after the jitter.
-      expect(yield* millis(scheduledDelay(config, 10).pipe(Effect.withRandomFixed([1])))).toBe(HOUR)
+      // The cap applies after the jitter: 0.8 × 5 120 000 > 1 h, so from the 11th failure on it is exactly 1 h.
+      expect(yield* millis(scheduledDelay(config, 10).pipe(Effect.withRandomFixed([1])))).toBeCloseTo(3_072_000, 3)
       expect(yield* millis(scheduledDelay(config, 10).pipe(Effect.withRandomFixed([0])))).toBeCloseTo(2_048_000, 3)
+      expect(yield* millis(scheduledDelay(config, 11).pipe(Effect.withRandomFixed([0])))).toBe(HOUR)
+      expect(yield* millis(scheduledDelay(config, 11).pipe(Effect.withRandomFixed([1])))).toBe(HOUR)
     }))
 
   it.effect("with real randomness every delay lies within [0.8, 1.2] × base × 2^(n-1) and never above the cap", () =>
@@ -99,8 +101,10 @@ describe("scheduledDelay", () => {
           expect(delay, `n=${n}`).toBeLessThanOrEqual(HOUR)
         }
         // Jittered: 25 draws of a continuous uniform are not all equal (unless capped).
-        if (JITTER_MAX * exponential(n) < HOUR) expect(new Set(samples).size, `n=${n}`).toBeGreaterThan(1)
-        else if (JITTER_MIN * exponential(n) >= HOUR) expect(new Set(samples), `n=${n}`).toEqual(new Set([HOUR]))
+        if (JITTER_MAX * exponential(n) < HOUR) {
+          expect(new Set(samples).size, `n=${n}: 25 delays should not all be equal (jitter)`).toBeGreaterThan(1)
+        }
+        if (JITTER_MIN * exponential(n) >= HOUR) expect(new Set(samples), `n=${n}`).toEqual(new Set([HOUR]))
       }
     }))
 

@@ -44,9 +44,9 @@ export const TestApp = (overrides: Record<string, string> = {}) =>
 /** Fast timings for tests of the reply and delivery pipeline (all overridable). */
 export const fastPipeline: Record<string, string> = {
   REPLY_DEBOUNCE: "300 millis",
-  JOB_POLL_INTERVAL: "25 millis",
+  JOB_POLL_INTERVAL: "50 millis",
   JOB_LEASE: "1 second",
-  WORKER_CONCURRENCY: "4",
+  WORKER_CONCURRENCY: "2",
   WORKER_SHUTDOWN_GRACE: "2 seconds",
   DELIVERY_RETRY_BASE: "50 millis",
   DELIVERY_RETRY_MAX_DELAY: "200 millis",

@@ -1,0 +1,69 @@
+/**
+ * Two Parley instances (two worker pools) on one database share the work and never do a job twice.
+ * On PostgreSQL the claim's SKIP LOCKED lets both work at once; PGlite serializes them on one connection.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Events } from "../../src/Delivery/Events.js"
+import { ServicesLive } from "../../src/Http.js"
+import { Integrations } from "../../src/Integrations/Integrations.js"
+import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
+import { WorkerPoolLive } from "../../src/Jobs/Workers.js"
+import { Workspaces } from "../../src/Workspaces/Workspaces.js"
+import { fastPipeline, TestConfig } from "../support/App.js"
+import { TestDatabase, usingPostgres } from "../support/Database.js"
+import { makeReceiver } from "../support/Receiver.js"
+
+describe("two Parley instances on one database", () => {
+  const TwoPools = Layer.mergeAll(Layer.fresh(WorkerPoolLive), Layer.fresh(WorkerPoolLive)).pipe(
+    Layer.provideMerge(Layer.mergeAll(ServicesLive, Events.Default, IntegrationsRepo.Default)),
+    Layer.provideMerge(TestDatabase),
+    Layer.provide(TestConfig({ ...fastPipeline, WORKER_CONCURRENCY: "3" })),
+    Layer.orDie
+  )
+
+  layer(TwoPools, { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.scoped("share the work and never deliver an event twice", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver(() => ({ status: 200, delayMs: 30 }))
+        const workspace = yield* Effect.flatMap(Workspaces, (w) => w.create("Two pools"))
+        const created = yield* Effect.flatMap(Integrations, (i) =>
+          i.create(workspace.id, {
+            name: "pools",
+            integration: "api",
+            webhook: { url: receiver.url, headers: {}, metadata: {} },
+            supportedFeatures: {},
+            channelsSettings: {}
+          }))
+        const integration = yield* Effect.flatMap(IntegrationsRepo, (r) => r.findById(created.integrationId)).pipe(
+          Effect.map(Option.getOrThrow)
+        )
+        const events = yield* Events
+        const sql = yield* SqlClient.SqlClient
+        const count = 40
+        for (let i = 0; i < count; i++) {
+          yield* events.emit({ integration, conversation: null, kind: "conversation_summary", data: { i } }).pipe(
+            sql.withTransaction
+          )
+        }
+        yield* receiver.waitFor(count, 30_000)
+        yield* Effect.sleep("500 millis")
+        const ids = receiver.received().map((r) => (JSON.parse(r.body) as { eventId: string }).eventId)
+        expect(ids).toHaveLength(count)
+        expect(new Set(ids).size).toBe(count)
+        const attempts = yield* sql<{ readonly n: number }>`
+          SELECT count(*)::int AS n FROM delivery_attempts a JOIN events e ON e.id = a.event_id
+          WHERE e.integration_id = ${integration.id}`
+        expect(attempts[0]!.n).toBe(count)
+        const instances = yield* sql<{ readonly instance: string }>`
+          SELECT DISTINCT split_part(locked_by, '#', 1) AS instance FROM jobs
+          WHERE kind = 'deliver_event' AND payload->>'eventId' IN ${sql.in(ids)}`
+        // On PostgreSQL both instances take jobs (SKIP LOCKED); PGlite serializes them on one connection.
+        if (usingPostgres) expect(instances).toHaveLength(2)
+        else expect(instances.length).toBeGreaterThanOrEqual(1)
+      }))
+  })
+})

@@ -1,0 +1,124 @@
+/**
+ * The queue and the supervised worker pool on the real database: claiming, failures and retries,
+ * graceful shutdown.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { type JobHandler, JobHandlers, Outcome } from "../../src/Jobs/Handler.js"
+import { JobQueue } from "../../src/Jobs/Queue.js"
+import { WorkersLive } from "../../src/Jobs/Worker.js"
+import { DatabaseKind } from "../../src/Sql.js"
+import { fastPipeline, TestConfig } from "../support/App.js"
+import { TestDatabase } from "../support/Database.js"
+
+const handlers: ReadonlyArray<JobHandler> = [
+  { kind: "quick", run: () => Effect.as(Effect.sleep("100 millis"), Outcome.Done()) },
+  { kind: "slow", run: () => Effect.as(Effect.sleep("30 seconds"), Outcome.Done()) },
+  { kind: "boom", run: () => Effect.dieMessage("handler exploded") }
+]
+
+const TestHandlers = Layer.succeed(JobHandlers, new Map(handlers.map((h) => [h.kind, h])))
+
+const jobStatus = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly status: string; readonly attempts: number; readonly lockedBy: string | null; readonly lastError: string | null }>`
+      SELECT status, attempts, locked_by, last_error FROM jobs WHERE id = ${id}`).pipe(Effect.map((rows) => rows[0]!))
+
+const waitUntil = <A, E, R>(check: Effect.Effect<A, E, R>, predicate: (a: A) => boolean, timeoutMs = 15_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (true) {
+      const value = yield* check
+      if (predicate(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`Timed out waiting; last: ${JSON.stringify(value)}`)
+      yield* Effect.sleep("25 millis")
+    }
+  })
+
+const Base = Layer.mergeAll(JobQueue.Default).pipe(
+  Layer.provideMerge(TestDatabase),
+  Layer.provide(TestConfig({ ...fastPipeline, WORKER_CONCURRENCY: "2", WORKER_SHUTDOWN_GRACE: "600 millis", JOB_MAX_ATTEMPTS: "2" })),
+  Layer.orDie
+)
+
+/** A pool of the test handlers, in a scope the test closes itself (as SIGTERM does). */
+const startPool = Effect.gen(function*() {
+  // Closed by the test (as SIGTERM would), and in any case when the test ends.
+  const scope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
+  const config = TestConfig({
+    ...fastPipeline,
+    WORKER_CONCURRENCY: "2",
+    WORKER_SHUTDOWN_GRACE: "600 millis",
+    JOB_MAX_ATTEMPTS: "2"
+  })
+  // Only the database and the queue: not the test's own Scope, Clock or config.
+  const context = Context.pick(SqlClient.SqlClient, PgClientTag, DatabaseKindTag, JobQueue)(
+    yield* Effect.context<SqlClient.SqlClient | PgClient.PgClient | DatabaseKind | JobQueue>()
+  )
+  yield* Layer.buildWithScope(
+    WorkersLive.pipe(Layer.provide(TestHandlers), Layer.provide(Layer.succeedContext(context)), Layer.provide(config)),
+    scope
+  )
+  return scope
+})
+
+const PgClientTag = PgClient.PgClient
+const DatabaseKindTag = DatabaseKind
+
+describe("worker pool", () => {
+  layer(Base, { excludeTestServices: true, timeout: 120_000 })((it) => {
+    it.scoped("shutdown lets a job finish within the grace period and gives back the one that does not", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const scope = yield* startPool
+        const slow = yield* queue.enqueue({ kind: "slow", payload: {} })
+        yield* waitUntil(jobStatus(slow), (j) => j.status === "running")
+        const quick = yield* queue.enqueue({ kind: "quick", payload: {} })
+        yield* waitUntil(jobStatus(quick), (j) => j.status === "running")
+        yield* Scope.close(scope, Exit.void)
+        expect(yield* jobStatus(quick)).toMatchObject({ status: "done", attempts: 1 })
+        expect(yield* jobStatus(slow)).toMatchObject({ status: "pending", attempts: 0, lockedBy: null })
+      }))
+
+    it.scoped("a failing handler is retried with backoff, then dead; the worker goes on with other jobs", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const scope = yield* startPool
+        const boom = yield* queue.enqueue({ kind: "boom", payload: {} })
+        const first = yield* waitUntil(jobStatus(boom), (j) => j.attempts === 1 && j.status === "pending")
+        expect(first.lastError).toContain("handler exploded")
+        const quick = yield* queue.enqueue({ kind: "quick", payload: {} })
+        yield* waitUntil(jobStatus(quick), (j) => j.status === "done")
+        // JOB_MAX_ATTEMPTS = 2: the second failure (after a 1 s backoff) buries it.
+        yield* waitUntil(jobStatus(boom), (j) => j.status === "dead")
+        const unknown = yield* queue.enqueue({ kind: "no-such-kind", payload: {} })
+        const dead = yield* waitUntil(jobStatus(unknown), (j) => j.status === "dead")
+        expect(dead.lastError).toContain("No handler")
+        yield* Scope.close(scope, Exit.void)
+      }))
+
+    it.effect("claim hands a due job to one worker only, and a job leased to a live worker to nobody", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE jobs SET status = 'done' WHERE status IN ('pending', 'running')`
+        const id = yield* queue.enqueue({ kind: "quick", payload: {} })
+        const claims = yield* Effect.all([queue.claim("w1"), queue.claim("w2"), queue.claim("w3")], { concurrency: 3 })
+        const winners = claims.filter(Option.isSome)
+        expect(winners).toHaveLength(1)
+        expect(winners[0]!.value.id).toBe(id)
+        expect(Option.isNone(yield* queue.claim("w4"))).toBe(true)
+        // Its lease (1 s in tests) expires: due again, for another worker.
+        yield* Effect.sleep("1100 millis")
+        const again = yield* queue.claim("w5")
+        expect(Option.map(again, (j) => [j.id, j.attempts])).toEqual(Option.some([id, 2]))
+      }))
+  })
+})
