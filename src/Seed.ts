@@ -8,14 +8,31 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as AppConfig from "./Config.js"
+import { Knowledge } from "./Ai/Knowledge.js"
 import { Integrations } from "./Integrations/Integrations.js"
 import { Workspaces } from "./Workspaces/Workspaces.js"
 
 export const DEMO_WEBHOOK_URL = "http://127.0.0.1:8787/webhook"
 
+const demoArticles = [
+  {
+    title: "Shipping times",
+    url: "https://help.example.com/shipping",
+    body: "Orders ship within one business day. Standard shipping takes 3 to 5 business days; express shipping " +
+      "takes 1 to 2 business days. A tracking link is emailed when your parcel leaves our warehouse."
+  },
+  {
+    title: "Returns and refunds",
+    url: "https://help.example.com/returns",
+    body: "You can return any unused item within 30 days. Start a return from your order page; the refund reaches " +
+      "your card within 5 business days after the item arrives back at our warehouse."
+  }
+]
+
 export const seedDemo = Effect.gen(function*() {
   const workspaces = yield* Workspaces
   const integrations = yield* Integrations
+  const knowledge = yield* Knowledge
   if ((yield* workspaces.count) > 0) return
   const workspace = yield* workspaces.create("Demo")
   const integration = yield* integrations.create(workspace.id, {
@@ -25,6 +42,7 @@ export const seedDemo = Effect.gen(function*() {
     supportedFeatures: {},
     channelsSettings: {}
   }).pipe(Effect.orDie)
+  for (const article of demoArticles) yield* knowledge.addArticle(workspace.id, article)
   const file = path.resolve(yield* AppConfig.DataDir, "demo.env")
   const env = [
     `PARLEY_WORKSPACE_ID=${workspace.id}`,
@@ -38,7 +56,7 @@ export const seedDemo = Effect.gen(function*() {
   }).pipe(Effect.orDie)
   yield* Console.log(
     [
-      "Empty database: created a demo workspace and integration.",
+      `Empty database: created a demo workspace, integration and ${demoArticles.length} knowledge-base articles.`,
       ...env.map((line) => `  ${line}`),
       `  (also in ${file}; its webhook URL is ${DEMO_WEBHOOK_URL})`
     ].join("\n")
