@@ -28,6 +28,8 @@ export interface Reply {
   readonly escalate: boolean
   readonly sources: ReadonlyArray<Source>
   readonly provider: string
+  /** Tokens used, when the provider counts them. */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
 }
 
 export class AiError extends Schema.TaggedError<AiError>()("AiError", {

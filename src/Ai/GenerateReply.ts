@@ -5,8 +5,10 @@
  * over) are then stored in one. A retried job never makes a second reply: one reply per trigger.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { GENERATE_REPLY, toMessage } from "../Conversations/Conversations.js"
@@ -17,6 +19,7 @@ import { Events } from "../Delivery/Events.js"
 import { IntegrationsRepo } from "../Integrations/Repo.js"
 import { type JobHandler, Outcome } from "../Jobs/Handler.js"
 import type { Job } from "../Jobs/Queue.js"
+import { aiLatency, aiTokens } from "../Observability/Metrics.js"
 import { AiReplies } from "./AiReplies.js"
 
 const Payload = Schema.Struct({ conversationId: ConversationId, messageId: MessageId })
@@ -26,9 +29,8 @@ const HISTORY = 20
 const isCustomerMessage = (m: MessageRow) => m.role === "human" && m.type === "default" && !m.syncOnly
 const isAnswer = (m: MessageRow) => (m.role === "ai" || m.role === "agent") && m.type === "default"
 
-const after = (a: MessageRow, b: MessageRow) =>
-  a.sentAt.epochMillis > b.sentAt.epochMillis ||
-  (a.sentAt.epochMillis === b.sentAt.epochMillis && a.createdAt.epochMillis > b.createdAt.epochMillis)
+/** Arrival order, not the client's `sentAt`: webhooks often arrive out of order. */
+const after = (a: MessageRow, b: MessageRow) => a.seq > b.seq
 
 export const makeGenerateReply = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -51,19 +53,33 @@ export const makeGenerateReply = Effect.gen(function*() {
         yield* Effect.annotateCurrentSpan({ "reply.superseded": true })
         return Outcome.Done()
       }
-      const lastAnswer = messages.filter(isAnswer).at(-1)
+      const answers = messages.filter(isAnswer)
+      const lastAnswer = answers.reduce<MessageRow | undefined>((last, m) => (last === undefined || after(m, last) ? m : last), undefined)
       const unanswered = messages.filter((m) =>
         isCustomerMessage(m) && !after(m, trigger) && (lastAnswer === undefined || after(m, lastAnswer))
       )
       const integration = yield* integrations.findById(conversation.value.integrationId)
       if (Option.isNone(integration)) return Outcome.Done()
 
+      const started = yield* Clock.currentTimeMillis
       const reply = yield* ai.reply({
         integration: integration.value,
         conversation: conversation.value,
         history: messages.slice(-HISTORY),
         unanswered: unanswered.length > 0 ? unanswered : [trigger]
       })
+      const elapsed = (yield* Clock.currentTimeMillis) - started
+      yield* Metric.update(Metric.tagged(aiLatency, "provider", reply.provider), elapsed / 1000)
+      if (reply.usage !== undefined) {
+        yield* Metric.incrementBy(
+          Metric.tagged(Metric.tagged(aiTokens, "provider", reply.provider), "direction", "input"),
+          reply.usage.inputTokens
+        )
+        yield* Metric.incrementBy(
+          Metric.tagged(Metric.tagged(aiTokens, "provider", reply.provider), "direction", "output"),
+          reply.usage.outputTokens
+        )
+      }
 
       return yield* Effect.gen(function*() {
         // Re-read under lock: an agent may have taken the conversation over while the AI was thinking.
@@ -77,6 +93,8 @@ export const makeGenerateReply = Effect.gen(function*() {
           replyTo: trigger.id
         })
         if (Option.isNone(stored)) return Outcome.Done()
+        // End-to-end latency starts when the earliest message this reply answers was received.
+        const originAt = (unanswered[0] ?? trigger).createdAt
         const eventConversation = {
           id: conversationId,
           externalId: current.value.externalId,
@@ -86,7 +104,8 @@ export const makeGenerateReply = Effect.gen(function*() {
           integration: integration.value,
           conversation: eventConversation,
           kind: "send_messages",
-          data: { messages: [yield* encodeMessage(toMessage(stored.value))] }
+          data: { messages: [yield* encodeMessage(toMessage(stored.value))] },
+          originAt
         })
         if (reply.escalate && integration.value.settings.supportedFeatures.escalation) {
           yield* conversations.setStatus(current.value, "escalated", "ai_escalation", stored.value.id)

@@ -38,6 +38,7 @@ export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers)
         Effect.gen(function*() {
           const { workspaceId } = yield* CurrentWorkspace
           const integration = yield* integrations.find(workspaceId, path.integration_id)
+          yield* Effect.annotateCurrentSpan({ "integration.id": integration.id })
           const message = yield* decodeBody(InboundMessage, { aliases: messageAliases })
           return yield* conversations.ingest(integration, toIncoming(message, integration.kind))
         }))
@@ -45,6 +46,7 @@ export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers)
         Effect.gen(function*() {
           const { workspaceId } = yield* CurrentWorkspace
           const integration = yield* integrations.find(workspaceId, path.integration_id)
+          yield* Effect.annotateCurrentSpan({ "integration.id": integration.id })
           const response = yield* decodeBody(CsatResponse)
           return yield* csat.record(integration, response)
         }))

@@ -33,6 +33,8 @@ export const MessageRow = Schema.Struct({
   isSuggestion: Schema.Boolean,
   agentInfo: Schema.NullOr(AgentInfo),
   replyTo: Schema.optionalWith(Schema.NullOr(MessageId), { default: () => null }),
+  /** Arrival order within the database. */
+  seq: Schema.optionalWith(Schema.NumberFromString, { default: () => 0 }),
   createdAt: Schema.DateTimeUtcFromDate
 })
 export type MessageRow = typeof MessageRow.Type
@@ -144,7 +146,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
       Request: ConversationId,
       Result: MessageRow,
       execute: (conversationId) =>
-        sql`SELECT * FROM messages WHERE conversation_id = ${conversationId} ORDER BY sent_at, created_at`
+        sql`SELECT * FROM messages WHERE conversation_id = ${conversationId} ORDER BY sent_at, seq`
     })
 
     /** The conversation, locked for the rest of the transaction. */

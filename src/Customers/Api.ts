@@ -2,11 +2,12 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import { WorkspaceAuth } from "../Auth/Api.js"
 import { Customer } from "../Domain/Customer.js"
+import { NoNul } from "../Domain/Primitives.js"
 
 export class CustomersApi extends HttpApiGroup.make("customers")
   .add(
     HttpApiEndpoint.get("getByExternalId", "/v1/customer/external-id/:external_id")
-      .setPath(Schema.Struct({ external_id: Schema.String }))
+      .setPath(Schema.Struct({ external_id: NoNul }))
       .addSuccess(Schema.NullOr(Customer))
       .annotate(OpenApi.Summary, "Get customer by external id")
       .annotate(OpenApi.Description, "The workspace's customer whose userId is external_id, or null when none.")

@@ -71,14 +71,17 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
     })
 
     /**
-     * Sends the event again now, signed afresh: a dead or delivered one gets a new job (and a new retry
-     * window); a failed one's waiting retry is brought forward; a pending one is left as it is.
+     * Sends the event again now, signed afresh, in a new retry window. A failed one's waiting retry is
+     * simply brought forward when `hurry` allows (one replay); otherwise (and when it has no waiting
+     * job) a fresh job is queued, after the conversation's other jobs.
      */
-    const replayRow = (row: EventRow) =>
+    const replayRow = (row: EventRow, hurry: boolean) =>
       Effect.gen(function*() {
-        if (row.status === "failed" || row.status === "pending") {
-          yield* repo.hurryPendingJob(row.id)
-        } else {
+        const hurried = hurry && (row.status === "failed" || row.status === "pending")
+          ? yield* repo.hurryPendingJob(row.id)
+          : false
+        if (!hurried) {
+          yield* repo.supersedePendingJob(row.id)
           yield* repo.markReplayed(row.id)
           yield* queue.enqueue({ kind: DELIVER_EVENT, payload: { eventId: row.id }, conversationId: row.conversationId })
         }
@@ -86,16 +89,16 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
       }).pipe(sql.withTransaction, Effect.orDie)
 
     const replay = Effect.fn("Deliveries.replay")(function*(integrationId: IntegrationId, id: EventId) {
-      return toDelivery(yield* replayRow(yield* find(integrationId, id)))
+      return toDelivery(yield* replayRow(yield* find(integrationId, id), true))
     })
 
     const replayAll = Effect.fn("Deliveries.replayAll")(function*(integrationId: IntegrationId, since: DateTime.Utc) {
       const rows = yield* repo.list({ integrationId, statuses: ["dead", "failed"], since, limit: 10_000 }).pipe(
         Effect.orDie
       )
-      // Oldest first, so a conversation's events are queued again in their order.
+      // Oldest first and all with fresh jobs, so a conversation's events are queued again in their order.
       const ordered = [...rows].sort((a, b) => a.createdAt.epochMillis - b.createdAt.epochMillis)
-      const replayed = yield* Effect.forEach(ordered, replayRow)
+      const replayed = yield* Effect.forEach(ordered, (row) => replayRow(row, false))
       return { replayed: replayed.length, deliveryIds: replayed.map((r) => r.id) }
     })
 

@@ -4,11 +4,13 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as crypto from "node:crypto"
 import type { EventKind } from "../Domain/Delivery.js"
 import { type ConversationId, type CustomerId, EventId } from "../Domain/Ids.js"
 import type { IntegrationRow } from "../Integrations/Repo.js"
 import { DELIVER_EVENT, JobQueue } from "../Jobs/Queue.js"
+import { eventsEmitted } from "../Observability/Metrics.js"
 import { DeliveriesRepo } from "./Repo.js"
 
 export interface EventConversation {
@@ -30,6 +32,8 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
       readonly conversation: EventConversation | null
       readonly kind: EventKind
       readonly data: unknown
+      /** When what caused the event happened (the customer's message), for end-to-end latency. */
+      readonly originAt?: DateTime.Utc | undefined
     }) {
       const id = EventId.make(crypto.randomUUID())
       const createdAt = yield* DateTime.now
@@ -50,9 +54,11 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
         integrationId: input.integration.id,
         conversationId: input.conversation?.id ?? null,
         kind: input.kind,
-        body
+        body,
+        originAt: input.originAt ?? null
       }).pipe(Effect.orDie)
       yield* queue.enqueue({ kind: DELIVER_EVENT, payload: { eventId: id }, conversationId: input.conversation?.id })
+      yield* Metric.increment(Metric.tagged(eventsEmitted, "event", input.kind))
       yield* Effect.annotateCurrentSpan({ "event.id": id, "event.kind": input.kind })
       return id
     })

@@ -20,7 +20,8 @@ export const EventRow = Schema.Struct({
   createdAt: Schema.DateTimeUtcFromDate,
   deliveredAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   deadAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  replayedAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+  replayedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  originAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
 })
 export type EventRow = typeof EventRow.Type
 
@@ -54,7 +55,8 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
         integrationId: IntegrationId,
         conversationId: Schema.NullOr(ConversationId),
         kind: Schema.String,
-        body: Schema.String
+        body: Schema.String,
+        originAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
       }),
       execute: (row) => sql`INSERT INTO events ${sql.insert(row)}`
     })
@@ -132,7 +134,13 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
         WHERE kind = 'deliver_event' AND status = 'pending' AND payload->>'eventId' = ${id}
         RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
 
+    /** Retires the event's waiting job, so that a fresh one (queued after it) replaces it. */
+    const supersedePendingJob = (id: EventId) =>
+      sql`UPDATE jobs SET status = 'done', last_error = 'superseded by a replay', finished_at = now()
+          WHERE kind = 'deliver_event' AND status = 'pending' AND payload->>'eventId' = ${id}`.pipe(Effect.asVoid)
+
     return {
+      supersedePendingJob,
       insert,
       findById,
       findInIntegration,

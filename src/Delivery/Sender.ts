@@ -97,7 +97,7 @@ export const makeSender = Effect.gen(function*() {
         event,
         event.attempts,
         null,
-        "Webhook disabled after 410 Gone; update webhook.url (or replay after re-enabling) to resume"
+        "Webhook disabled (a 410 Gone, or webhookEnabled: false); re-enable it with update-settings, then replay"
       )
     }
     const url = settings.webhook.url

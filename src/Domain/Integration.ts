@@ -110,6 +110,8 @@ export const IntegrationSettingsPatch = Schema.Struct({
   toneId: Schema.optionalWith(Schema.NullOr(ToneId), { exact: true }),
   firstResponseToneId: Schema.optionalWith(Schema.NullOr(ToneId), { exact: true }),
   channelsSettings: Schema.optionalWith(JsonObject, { exact: true }),
+  /** Re-enables deliveries after a receiver answered 410 Gone (or pauses them with false). */
+  webhookEnabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
   webhook: Schema.optionalWith(
     Schema.Struct({
       url: Schema.optionalWith(HttpUrl, { exact: true }),
@@ -157,6 +159,7 @@ export const applyPatch = (settings: IntegrationSettings, patch: IntegrationSett
   ...(patch.toneId !== undefined ? { toneId: patch.toneId } : {}),
   ...(patch.firstResponseToneId !== undefined ? { firstResponseToneId: patch.firstResponseToneId } : {}),
   ...(patch.channelsSettings !== undefined ? { channelsSettings: patch.channelsSettings } : {}),
+  ...(patch.webhookEnabled !== undefined ? { webhookEnabled: patch.webhookEnabled } : {}),
   supportedFeatures: { ...settings.supportedFeatures, ...patch.supportedFeatures },
   webhook: { ...settings.webhook, ...patch.webhook }
 })

@@ -4,8 +4,16 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { ErrorType } from "./Validation.js"
 
+/** No NUL characters: PostgreSQL stores none in text. */
+export const NoNul = Schema.String.pipe(
+  Schema.filter((value) => !value.includes("\u0000"), {
+    [ErrorType]: "string_nul",
+    message: () => "Strings must not contain NUL (\\u0000)"
+  })
+)
+
 /** An integrator's own identifier (message id, conversation id, user id): non-empty, at most 255 chars. */
-export const ExternalId = Schema.String.pipe(
+export const ExternalId = NoNul.pipe(
   Schema.minLength(1, { [ErrorType]: "string_too_short", message: () => "String should have at least 1 character" }),
   Schema.maxLength(255, { [ErrorType]: "string_too_long", message: () => "String should have at most 255 characters" })
 )
@@ -19,7 +27,9 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d
 export const Timestamp = Schema.transformOrFail(Schema.String, Schema.DateTimeUtcFromSelf, {
   strict: true,
   decode: (input, _, ast) => {
-    const normalized = /[Zz]|[+-]\d{2}(:?\d{2})?$/.test(input.slice(10)) ? input : `${input}Z`
+    // No offset means UTC; "+05" (hours only) is valid ISO 8601 but not for Date, so it becomes "+05:00".
+    const withOffset = /[Zz]|[+-]\d{2}(:?\d{2})?$/.test(input.slice(10)) ? input : `${input}Z`
+    const normalized = withOffset.replace(/([+-]\d{2})$/, "$1:00").replace(/([+-]\d{2})(\d{2})$/, "$1:$2")
     const parsed = ISO_8601.test(input) ? DateTime.make(normalized) : Option.none()
     return Option.match(parsed, {
       onNone: () => ParseResult.fail(new ParseResult.Type(ast, input, "Input should be a valid ISO 8601 date-time")),

@@ -15,6 +15,7 @@ export const HelpdeskHttpLive = HttpApiBuilder.group(Api, "helpdesk", (handlers)
       Effect.gen(function*() {
         const { workspaceId } = yield* CurrentWorkspace
         const integration = yield* integrations.find(workspaceId, integrationId)
+        yield* Effect.annotateCurrentSpan({ "integration.id": integration.id })
         const request = yield* HttpServerRequest.HttpServerRequest
         const text = yield* rawBody
         const body = yield* parseJson(text)

@@ -16,7 +16,10 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as AST from "effect/SchemaAST"
@@ -25,6 +28,7 @@ import { Api } from "../Api.js"
 import * as AppConfig from "../Config.js"
 import { RateLimited, Unauthorized } from "../Domain/Errors.js"
 import { ErrorType, type Location, type ValidationItem } from "../Domain/Validation.js"
+import { httpDuration, httpRequests } from "../Observability/Metrics.js"
 
 interface ParamInfo {
   readonly location: Location
@@ -71,6 +75,35 @@ const paramIndex = (): ReadonlyMap<string, ParamInfo> => {
   return index
 }
 
+/** The route template a request matched (bounded cardinality for metrics), from the API definition. */
+const routeMatcher = () => {
+  const routes: Array<{ readonly method: string; readonly template: string; readonly pattern: RegExp }> = []
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      const pattern = new RegExp(`^${endpoint.path.replace(/:[A-Za-z_]+/g, "[^/]+")}/?$`)
+      routes.push({ method: endpoint.method, template: endpoint.path.replace(/:([A-Za-z_]+)/g, "{$1}"), pattern })
+    }
+  })
+  return (method: string, url: string): string => {
+    const path = url.split("?")[0] ?? url
+    return routes.find((r) => r.method === method && r.pattern.test(path))?.template ?? "unmatched"
+  }
+}
+
+const errorStatus: Record<string, number> = {
+  NotFound: 404,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  ValidationError: 422,
+  NotReady: 503
+}
+
+const statusOf = (error: unknown): number =>
+  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
+    ? errorStatus[error._tag] ?? 500
+    : 500
+
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   HttpServerResponse.unsafeJson(body, { status, headers })
 
@@ -83,6 +116,25 @@ export const ErrorsLive = HttpApiBuilder.middleware(
   Effect.gen(function*() {
     const limit = yield* AppConfig.BodyLimit
     const params = paramIndex()
+    const routeOf = routeMatcher()
+
+    const record = (request: HttpServerRequest.HttpServerRequest, started: number) =>
+    (response: { readonly status: number }) =>
+      Effect.gen(function*() {
+        const route = routeOf(request.method, request.url)
+        const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
+        const tagged = <M extends Metric.Metric<any, any, any>>(metric: M) =>
+          metric.pipe(
+            Metric.tagged("http.route", route),
+            Metric.tagged("http.request.method", request.method),
+            Metric.tagged("http.response.status_code", String(response.status))
+          )
+        yield* Metric.increment(tagged(httpRequests))
+        yield* Metric.update(tagged(httpDuration), elapsed)
+        yield* Effect.logDebug("request").pipe(
+          Effect.annotateLogs({ route, method: request.method, status: response.status, seconds: elapsed })
+        )
+      })
 
     const decodeFailure = (error: HttpApiError.HttpApiDecodeError) =>
       json(422, {
@@ -113,7 +165,7 @@ export const ErrorsLive = HttpApiBuilder.middleware(
       return Option.none()
     }
 
-    return (app) =>
+    const respond = (app: Parameters<HttpApiBuilder.MiddlewareFn<never>>[0]) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const declared = Number(request.headers["content-length"] ?? "0")
@@ -140,5 +192,19 @@ export const ErrorsLive = HttpApiBuilder.middleware(
           })
         })
       )
+
+    return (app) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const started = yield* Clock.currentTimeMillis
+        // Typed errors left for their schemas to encode still count, under the status they will get.
+        return yield* respond(app).pipe(
+          Effect.onExit((exit) =>
+            Exit.isSuccess(exit)
+              ? record(request, started)(exit.value)
+              : record(request, started)({ status: statusOf(Cause.squash(exit.cause)) })
+          )
+        )
+      })
   })
 )

@@ -21,6 +21,24 @@ export const rawBody = Effect.flatMap(HttpServerRequest.HttpServerRequest, (requ
   Effect.catchTag("RequestError", (error) => isTooLarge(error) ? Effect.fail(tooLarge) : Effect.die(error))
 )
 
+/** Where the first NUL character is, if any: PostgreSQL stores none in text or jsonb. */
+const nulAt = (value: unknown, loc: Array<string | number>): Array<string | number> | undefined => {
+  if (typeof value === "string") return value.includes("\u0000") ? loc : undefined
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = nulAt(item, [...loc, i])
+      if (found) return found
+    }
+  } else if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes("\u0000")) return [...loc, key]
+      const found = nulAt(item, [...loc, key])
+      if (found) return found
+    }
+  }
+  return undefined
+}
+
 /** Parses JSON text; malformed JSON is a 422 `json_invalid` (PRODUCT.md §3), an empty body `missing`. */
 export const parseJson = (text: string): Effect.Effect<unknown, ValidationError> => {
   if (text.trim() === "") {
@@ -36,7 +54,14 @@ export const parseJson = (text: string): Effect.Effect<unknown, ValidationError>
           type: "json_invalid"
         }]
       })
-  })
+  }).pipe(
+    Effect.flatMap((value) => {
+      const loc = nulAt(value, ["body"])
+      return loc === undefined
+        ? Effect.succeed(value)
+        : Effect.fail(new ValidationError({ detail: [{ loc, msg: "Strings must not contain NUL (\\u0000)", type: "string_nul" }] }))
+    })
+  )
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>

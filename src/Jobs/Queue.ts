@@ -15,9 +15,11 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ConversationId, JobId } from "../Domain/Ids.js"
+import { jobsClaimed, jobsEnqueued } from "../Observability/Metrics.js"
 
 export const JOBS_CHANNEL = "parley_jobs"
 export const DELIVER_EVENT = "deliver_event"
@@ -78,6 +80,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       // Delivered at commit: listening workers wake at once instead of at their next poll.
       yield* sql`SELECT pg_notify(${JOBS_CHANNEL}, ${job.kind})`
       yield* Effect.annotateCurrentSpan({ "job.kind": job.kind })
+      yield* Metric.increment(Metric.tagged(jobsEnqueued, "kind", job.kind))
       return rows[0]!.id
     }, Effect.orDie)
 
@@ -107,7 +110,15 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
 
     /** One due job for `worker`, leased to it, if any. */
     const claim = (worker: string): Effect.Effect<Option.Option<Job>> =>
-      claimOne(worker).pipe(Effect.orDie, Effect.uninterruptible, Effect.withSpan("JobQueue.claim"))
+      claimOne(worker).pipe(
+        Effect.orDie,
+        Effect.uninterruptible,
+        Effect.tap(Option.match({
+          onNone: () => Effect.void,
+          onSome: (job) => Metric.increment(Metric.tagged(jobsClaimed, "kind", job.kind))
+        })),
+        Effect.withSpan("JobQueue.claim")
+      )
 
     /** Keeps the lease while the job runs; false when the job is no longer this worker's. */
     const heartbeat = (job: Job, worker: string) =>

@@ -6,12 +6,13 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
@@ -20,14 +21,23 @@ import * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import { JobHandlers, Outcome } from "./Handler.js"
+import {
+  jobDuration,
+  jobsDead,
+  jobsFailed,
+  jobsSucceeded,
+  oldestPendingAge,
+  queueDepth
+} from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
-import { type Job, JobLease, JobQueue, JOBS_CHANNEL } from "./Queue.js"
+import { DELIVER_EVENT, type Job, JobLease, JobQueue, JOBS_CHANNEL } from "./Queue.js"
 
 export const WorkerConfig = Config.all({
   concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(4)),
   pollInterval: Config.duration("JOB_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
   shutdownGrace: Config.duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
-  maxAttempts: Config.integer("JOB_MAX_ATTEMPTS").pipe(Config.withDefault(10))
+  maxAttempts: Config.integer("JOB_MAX_ATTEMPTS").pipe(Config.withDefault(10)),
+  depthInterval: Config.duration("JOB_METRICS_INTERVAL").pipe(Config.withDefault(Duration.seconds(15)))
 })
 
 /** Default backoff for failed jobs: 1 s, 2 s, 4 s… capped at 5 minutes. */
@@ -61,11 +71,12 @@ export const WorkersLive = Layer.scopedDiscard(
     const idle = Effect.flatMap(Ref.get(wakeup), (signal) =>
       Effect.raceFirst(Deferred.await(signal), Effect.sleep(config.pollInterval)))
 
+    const count = (metric: typeof jobsSucceeded, job: Job) => Metric.increment(Metric.tagged(metric, "kind", job.kind))
     const settle = (job: Job, worker: string) => (outcome: Outcome) =>
       Outcome.$match(outcome, {
-        Done: () => queue.complete(job, worker),
-        Retry: ({ delay, error }) => queue.retry(job, worker, delay, error),
-        Dead: ({ error }) => queue.bury(job, worker, error)
+        Done: () => Effect.zipRight(queue.complete(job, worker), count(jobsSucceeded, job)),
+        Retry: ({ delay, error }) => Effect.zipRight(queue.retry(job, worker, delay, error), count(jobsFailed, job)),
+        Dead: ({ error }) => Effect.zipRight(queue.bury(job, worker, error), count(jobsDead, job))
       })
 
     const execute = (job: Job, worker: string) => {
@@ -76,20 +87,43 @@ export const WorkersLive = Layer.scopedDiscard(
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.gen(function*() {
               yield* Effect.logWarning(`Job ${job.kind} failed`, cause)
-              return job.attempts >= config.maxAttempts
+              // A delivery's retry window is the sender's to judge: an infrastructure failure retries it.
+              return job.attempts >= config.maxAttempts && job.kind !== DELIVER_EVENT
                 ? Outcome.Dead({ error: describe(cause) })
                 : Outcome.Retry({ delay: backoff(job.attempts), error: describe(cause) })
             })
           )
         )
-      const keepLease = queue.heartbeat(job, worker).pipe(
-        Effect.repeat(Schedule.spaced(Duration.millis(Duration.toMillis(lease) / 3))),
-        Effect.delay(Duration.millis(Duration.toMillis(lease) / 3))
-      )
+      // Renews the lease while the job runs; ends ("lost") when the job is no longer this worker's, or
+      // when two renewals in a row fail: past its lease another worker may take it, so this one stops.
+      const third = Duration.millis(Duration.toMillis(lease) / 3)
+      const keepLease = Effect.gen(function*() {
+        let failures = 0
+        while (true) {
+          yield* Effect.sleep(third)
+          const held = yield* Effect.exit(queue.heartbeat(job, worker))
+          if (held._tag === "Success" && !held.value) return "lost" as const
+          failures = held._tag === "Failure" ? failures + 1 : 0
+          if (failures >= 2) return "lost" as const
+        }
+      })
       const parent = parentSpan(job)
       return Effect.gen(function*() {
-        const heart = yield* Effect.fork(keepLease)
-        const outcome = yield* run.pipe(Effect.ensuring(Fiber.interrupt(heart)))
+        const started = yield* Clock.currentTimeMillis
+        const result = yield* Effect.raceFirst(
+          Effect.map(run, (outcome) => ({ _tag: "Ran", outcome }) as const),
+          Effect.map(keepLease, () => ({ _tag: "LeaseLost" }) as const)
+        )
+        if (result._tag === "LeaseLost") {
+          yield* Effect.logWarning(`Job ${job.kind} ${job.id}: lease lost; abandoned to whoever holds it now`)
+          yield* Effect.annotateCurrentSpan({ "job.outcome": "LeaseLost" })
+          return
+        }
+        const outcome = result.outcome
+        yield* Metric.update(
+          Metric.tagged(jobDuration, "kind", job.kind),
+          ((yield* Clock.currentTimeMillis) - started) / 1000
+        )
         yield* Effect.annotateCurrentSpan({ "job.outcome": outcome._tag })
         yield* settle(job, worker)(outcome)
       }).pipe(
@@ -117,17 +151,20 @@ export const WorkersLive = Layer.scopedDiscard(
         }
       })
 
-    // Supervision: a worker that dies is logged and started again after a pause.
+    // Supervision: a worker that dies is logged and started again after a pause, until shutdown.
     const supervised = (worker: string) =>
-      loop(worker).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
-            Effect.logError(`Worker ${worker} crashed; restarting`, cause),
-            Effect.sleep("1 second")
+      Effect.gen(function*() {
+        while (!(yield* Ref.get(stopping))) {
+          yield* loop(worker).pipe(
+            Effect.catchAllCause((cause) =>
+              Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
+                Effect.logError(`Worker ${worker} crashed; restarting`, cause),
+                Effect.sleep("1 second")
+              )
+            )
           )
-        ),
-        Effect.repeat({ until: () => false })
-      )
+        }
+      })
 
     // LISTEN holds a connection of its own: on the embedded database's single connection, poll only.
     if (!database.embedded) {
@@ -137,6 +174,15 @@ export const WorkersLive = Layer.scopedDiscard(
         Effect.forkScoped
       )
     }
+    // Queue depth and the age of the oldest due job, for dashboards and alerts.
+    yield* queue.depth.pipe(
+      Effect.tap(({ oldestSeconds, pending }) =>
+        Effect.zipRight(Metric.set(queueDepth, pending), Metric.set(oldestPendingAge, oldestSeconds ?? 0))
+      ),
+      Effect.catchAllCause((cause) => Effect.logDebug("Queue depth unavailable", cause)),
+      Effect.repeat(Schedule.spaced(config.depthInterval)),
+      Effect.forkScoped
+    )
     for (let i = 0; i < config.concurrency; i++) {
       yield* Effect.forkScoped(supervised(`${instance}#${i}`))
     }

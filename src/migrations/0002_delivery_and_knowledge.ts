@@ -6,11 +6,14 @@ export default Effect.gen(function*() {
 
   // Order of jobs within a conversation: deliveries of one conversation go out in `seq` order.
   yield* sql`ALTER TABLE jobs ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY`
+  yield* sql`CREATE INDEX jobs_event_idx ON jobs ((payload->>'eventId')) WHERE kind = 'deliver_event'`
   yield* sql`CREATE INDEX jobs_deliveries_in_flight_idx ON jobs (conversation_id, seq)
              WHERE kind = 'deliver_event' AND status IN ('pending', 'running')`
 
   // An AI reply names the message that triggered it: one reply per trigger, however often a job retries.
   yield* sql`ALTER TABLE messages ADD COLUMN reply_to uuid`
+  // Arrival order (a client's sentAt may arrive out of order): what the reply debounce goes by.
+  yield* sql`ALTER TABLE messages ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY`
   yield* sql`CREATE UNIQUE INDEX messages_reply_to_idx ON messages (reply_to) WHERE reply_to IS NOT NULL`
 
   yield* sql`
@@ -30,7 +33,9 @@ export default Effect.gen(function*() {
       delivered_at timestamptz,
       dead_at timestamptz,
       -- A replay restarts the retry window (DELIVERY_MAX_AGE) from here.
-      replayed_at timestamptz
+      replayed_at timestamptz,
+      -- When what caused the event happened (the customer's message): end-to-end latency starts here.
+      origin_at timestamptz
     )`
   yield* sql`CREATE INDEX events_integration_idx ON events (integration_id, created_at)`
   yield* sql`CREATE INDEX events_integration_status_idx ON events (integration_id, status, created_at)`

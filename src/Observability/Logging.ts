@@ -1,0 +1,43 @@
+/**
+ * Logs: one structured line per event, JSON by default (`LOG_FORMAT=logfmt` or `pretty` otherwise),
+ * each with the trace and span ids of the span it was written in, at `LOG_LEVEL` and above.
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Tracer from "effect/Tracer"
+
+export const LoggingConfig = Config.all({
+  format: Config.literal("json", "logfmt", "pretty")("LOG_FORMAT").pipe(Config.withDefault("json" as const)),
+  level: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+})
+
+/** Adds `trace_id` and `span_id` of the current span to a logger's annotations. */
+export const withTraceIds = <Output>(logger: Logger.Logger<unknown, Output>): Logger.Logger<unknown, Output> =>
+  Logger.make((options) => {
+    const context = FiberRefs.getOrDefault(options.context, FiberRef.currentContext)
+    const span = Context.getOption(context, Tracer.ParentSpan)
+    const annotations = span._tag === "Some"
+      ? HashMap.set(HashMap.set(options.annotations, "trace_id", span.value.traceId), "span_id", span.value.spanId)
+      : options.annotations
+    return logger.log({ ...options, annotations })
+  })
+
+export const LoggingLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* LoggingConfig
+    const base = config.format === "pretty"
+      ? Logger.prettyLogger()
+      : Logger.withConsoleLog(config.format === "json" ? Logger.jsonLogger : Logger.logfmtLogger)
+    return Layer.merge(
+      Logger.replace(Logger.defaultLogger, withTraceIds(base)),
+      Logger.minimumLogLevel(config.level)
+    )
+  })
+)

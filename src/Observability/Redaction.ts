@@ -1,0 +1,40 @@
+/**
+ * Nothing secret leaves in a span: the helpdesk endpoint's `access_token` query parameter (and any
+ * other credential-looking parameter) is masked in URL attributes before spans are exported.
+ * Authorization headers are already redacted by @effect/platform.
+ */
+import type { ExportResult } from "@opentelemetry/core"
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
+
+const SECRET_PARAMS = /([?&](?:access_token|token|api_key|apikey|secret|signature)=)[^&#\s]*/gi
+
+export const redactUrl = (value: string): string => value.replace(SECRET_PARAMS, "$1REDACTED")
+
+const redactAttributes = (span: ReadableSpan): ReadableSpan => {
+  let changed = false
+  const attributes = { ...span.attributes }
+  for (const [key, value] of Object.entries(attributes)) {
+    if (typeof value === "string" && (key.startsWith("url.") || key === "http.url" || key === "http.target")) {
+      const redacted = key === "url.query" ? redactUrl(`?${value}`).slice(1) : redactUrl(value)
+      if (redacted !== value) {
+        attributes[key] = redacted
+        changed = true
+      }
+    }
+  }
+  // The span keeps its prototype (spanContext() and the rest); only its attributes are replaced.
+  return changed ? Object.create(span, { attributes: { value: attributes, enumerable: true } }) : span
+}
+
+export class RedactingSpanExporter implements SpanExporter {
+  constructor(private readonly inner: SpanExporter) {}
+  export(spans: Array<ReadableSpan>, resultCallback: (result: ExportResult) => void): void {
+    this.inner.export(spans.map(redactAttributes), resultCallback)
+  }
+  shutdown(): Promise<void> {
+    return this.inner.shutdown()
+  }
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve()
+  }
+}
