@@ -20,6 +20,7 @@ import { generateToken } from "./Auth/Crypto.js"
 import { verifyWebhook } from "./Delivery/Signature.js"
 import { HttpLive, ServicesLive } from "./Http.js"
 import { WorkerPoolLive } from "./Jobs/Workers.js"
+import { TelemetryLive } from "./Observability/Telemetry.js"
 import { SqlLive } from "./Sql.js"
 
 interface Received {
@@ -136,7 +137,7 @@ const program = (adminToken: string) => Effect.gen(function*() {
       const event = JSON.parse(first.body) as { event: string; eventId: string }
       if (event.event === "send_messages") {
         // An escalation follows its reply in order; give it a moment.
-        const next = yield* Queue.take(inbox).pipe(Effect.timeout("5 seconds"), Effect.option)
+        const next = yield* Queue.take(inbox).pipe(Effect.timeout("3 seconds"), Effect.option)
         if (next._tag === "Some") deliveries.push(next.value)
       }
       for (const delivery of deliveries) {
@@ -181,6 +182,8 @@ export const DemoLive = Layer.mergeAll(HttpLive, WorkerPoolLive).pipe(
   Layer.provideMerge(NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" })),
   Layer.provideMerge(ServicesLive),
   Layer.provideMerge(SqlLive),
+  // With OTEL_EXPORTER_OTLP_ENDPOINT set, the demo's traces are exported like Parley's.
+  Layer.provide(TelemetryLive),
   Layer.provide(Layer.setConfigProvider(config))
 )
 

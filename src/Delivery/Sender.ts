@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as AppConfig from "../Config.js"
@@ -16,6 +17,7 @@ import { reservedHeaderNames } from "../Domain/Integration.js"
 import { IntegrationsRepo } from "../Integrations/Repo.js"
 import { type JobHandler, Outcome } from "../Jobs/Handler.js"
 import { DELIVER_EVENT, type Job } from "../Jobs/Queue.js"
+import { deliveryAttemptDuration, deliveryAttempts, deliveryLatency } from "../Observability/Metrics.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { DeliveryConfig } from "./Config.js"
 import { DeliveriesRepo, type EventRow } from "./Repo.js"
@@ -145,6 +147,9 @@ export const makeSender = Effect.gen(function*() {
     const result = yield* post(url, headers, event.body)
     const finished = yield* DateTime.now
     const latencyMs = finished.epochMillis - started.epochMillis
+    const outcome = result.error === null ? "delivered" : result.statusCode === 410 ? "gone" : "failed"
+    yield* Metric.increment(Metric.tagged(Metric.tagged(deliveryAttempts, "event", event.kind), "outcome", outcome))
+    yield* Metric.update(deliveryAttemptDuration, latencyMs / 1000)
     yield* Effect.annotateCurrentSpan({
       "http.response.status_code": result.statusCode ?? 0,
       ...(result.error !== null ? { "error.type": result.error.slice(0, 200) } : {})
@@ -164,6 +169,9 @@ export const makeSender = Effect.gen(function*() {
 
     if (result.error === null && result.statusCode !== null) {
       yield* record(null).pipe(Effect.zipRight(repo.markDelivered(event.id, number, result.statusCode)), sql.withTransaction)
+      if (event.originAt !== null) {
+        yield* Metric.update(deliveryLatency, (finished.epochMillis - event.originAt.epochMillis) / 1000)
+      }
       return Outcome.Done()
     }
     if (result.statusCode === 410) {
