@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as AppConfig from "../Config.js"
 import { EventId } from "../Domain/Ids.js"
 import { reservedHeaderNames } from "../Domain/Integration.js"
@@ -72,13 +73,18 @@ export const makeSender = Effect.gen(function*() {
       HttpClientRequest.bodyText(body, "application/json"),
       client.execute,
       Effect.flatMap((response) =>
-        Effect.map(response.text, (text): AttemptResult => ({
+        // Only the first characters are kept: a receiver streaming megabytes is not read to the end.
+        Stream.decodeText(response.stream).pipe(
+          Stream.runFoldWhile("", (text) => text.length < SNIPPET, (text, chunk) => text + chunk),
+          Effect.orElseSucceed(() => ""),
+          Effect.map((text): AttemptResult => ({
           statusCode: response.status,
           error: response.status >= 200 && response.status < 300 ? null : `HTTP ${response.status}`,
           snippet: text.slice(0, SNIPPET),
           retryAfter: response.headers["retry-after"],
           refused: false
         }))
+        )
       ),
       Effect.scoped,
       Effect.timeout(config.timeout),

@@ -226,6 +226,31 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
         expect((many.body as any).detail[0]).toMatchObject({ loc: ["body", "attachments"], type: "too_long" })
       }))
 
+    it.effect("NUL characters are a 422 naming the field, not a 500", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const reply = yield* post(tenant, message({ text: "a\u0000b" }))
+        expect(reply.status).toBe(422)
+        expect((reply.body as any).detail).toEqual([{ loc: ["body", "text"], msg: expect.any(String), type: "string_nul" }])
+        const nested = yield* post(tenant, message({ requestContext: { note: ["ok", "x\u0000"] } }))
+        expect((nested.body as any).detail[0].loc).toEqual(["body", "requestContext", "note", 1])
+      }))
+
+    it.effect("any ISO 8601 offset is accepted, hours-only included", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        for (const [sentAt, utc] of [
+          ["2026-11-22T10:00:00+05", "2026-11-22T05:00:00.000Z"],
+          ["2026-11-22T10:00:00+0530", "2026-11-22T04:30:00.000Z"],
+          ["2026-11-22T10:00:00-03:00", "2026-11-22T13:00:00.000Z"],
+          ["2026-11-22T10:00:00", "2026-11-22T10:00:00.000Z"]
+        ] as const) {
+          const reply = yield* post(tenant, message({ sentAt }))
+          expect(reply.status).toBe(200)
+          expect((reply.body as any).message.sentAt).toBe(utc)
+        }
+      }))
+
     it.effect("a body over the 1 MiB limit is a 413", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()

@@ -139,6 +139,25 @@ describe("reply pipeline", () => {
         expect(bodyOf(receiver.received()[0]!).data.messages[0].text).toContain("3 to 5 business days")
       }))
 
+    it.scoped("debounce goes by arrival: a question arriving late with an earlier sentAt is still answered", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver()
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
+        const first = yield* call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
+          token: tenant.token,
+          body: { id: "late-2", role: "human", customerId, conversationId: "late", text: "Second", sentAt: "2026-11-22T10:00:09Z" }
+        })
+        yield* receiver.waitFor(1)
+        yield* call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
+          token: tenant.token,
+          body: { id: "late-1", role: "human", customerId, conversationId: "late", text: "First", sentAt: "2026-11-22T10:00:01Z" }
+        })
+        yield* receiver.waitFor(2)
+        yield* settle
+        const events = yield* eventsOf((first.body as any).conversation.id)
+        expect(events.filter((e) => e.kind === "send_messages")).toHaveLength(2)
+      }))
+
     it.scoped("a receiver failing twice then succeeding gets the event delivered once, 3 attempts recorded", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver((_, index) => ({ status: index < 2 ? 500 : 200 }))
