@@ -109,11 +109,9 @@ const print = <A, I>(
     ? Effect.flatMap(Schema.encode(schema)(value), (encoded) => Console.log(JSON.stringify(encoded, null, 2)))
     : Console.log(text(value))
 
-const admin = <A, E, R>(
-  conn: Connection,
-  run: (client: Effect.Effect.Success<ReturnType<typeof adminClient>>) => Effect.Effect<A, E, R>
-) =>
-  Effect.flatMap(adminClient(conn), run).pipe(
+/** Runs a command's calls over fetch; a failure prints one line and sets the exit code. */
+const reporting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
     Effect.catchAll((error) =>
       Effect.zipRight(
         Console.error(`Error: ${explain(error)}`),
@@ -124,6 +122,11 @@ const admin = <A, E, R>(
     ),
     Effect.provide(FetchHttpClient.layer)
   )
+
+const admin = <A, E, R>(
+  conn: Connection,
+  run: (client: Effect.Effect.Success<ReturnType<typeof adminClient>>) => Effect.Effect<A, E, R>
+) => reporting(Effect.flatMap(adminClient(conn), run))
 
 // ---------------------------------------------------------------------------------------------
 // Commands
@@ -346,17 +349,7 @@ const workspaceCall = <A, E, R>(
   conn: Connection & { readonly token: Redacted.Redacted<string> },
   run: (client: Effect.Effect.Success<ReturnType<typeof publicClient>>) => Effect.Effect<A, E, R>
 ) =>
-  Effect.flatMap(publicClient(conn.url, Redacted.value(conn.token)), run).pipe(
-    Effect.catchAll((error) =>
-      Effect.zipRight(
-        Console.error(`Error: ${explain(error)}`),
-        Effect.sync(() => {
-          process.exitCode = 1
-        })
-      )
-    ),
-    Effect.provide(FetchHttpClient.layer)
-  )
+  reporting(Effect.flatMap(publicClient(conn.url, Redacted.value(conn.token)), run))
 
 const publicClient = (url: string, token: string) =>
   HttpApiClient.make(Api, { baseUrl: url, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token)) })

@@ -4,7 +4,7 @@
  *
  * ```ts
  * import { makeClient } from "parley"
- * const parley = yield* makeClient({ baseUrl: "https://parley.example.com", token: process.env.PARLEY_TOKEN! })
+ * const parley = yield* makeClient({ baseUrl: "https://parley.example.com", token: apiToken })
  * const { message, conversation } = yield* parley.webhooks.messageReceived({
  *   path: { integration_id }, payload: { id: "m-1", role: "human", customerId, conversationId: "c-1", text: "Hi" }
  * })
