@@ -5,16 +5,10 @@ import { AdminAuth } from "../Auth/Api.js"
 import { NotFoundBody } from "../Domain/Errors.js"
 import { ArticleId, TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
 import { Integration, NewIntegration } from "../Domain/Integration.js"
-import { HttpUrl, Timestamp } from "../Domain/Primitives.js"
-import { ErrorType } from "../Domain/Validation.js"
+import { HttpUrl, nonEmptyString, Timestamp } from "../Domain/Primitives.js"
 
-const Name = (max: number) =>
-  Schema.String.pipe(
-    Schema.minLength(1, { [ErrorType]: "string_too_short", message: () => "String should have at least 1 character" }),
-    Schema.maxLength(max, { [ErrorType]: "string_too_long", message: () => `String should have at most ${max} characters` })
-  )
 
-export const NewWorkspace = Schema.Struct({ name: Name(200) }).annotations({ identifier: "NewWorkspace" })
+export const NewWorkspace = Schema.Struct({ name: nonEmptyString(200) }).annotations({ identifier: "NewWorkspace" })
 
 export const CreatedWorkspace = Schema.Struct({
   id: WorkspaceId,
@@ -38,7 +32,7 @@ export const WorkspaceDetail = Schema.Struct({
 }).annotations({ identifier: "WorkspaceDetail" })
 
 export const NewToken = Schema.Struct({
-  name: Schema.optionalWith(Schema.NullOr(Name(200)), { default: () => null })
+  name: Schema.optionalWith(Schema.NullOr(nonEmptyString(200)), { default: () => null })
 }).annotations({ identifier: "NewToken" })
 
 export const CreatedToken = Schema.Struct({
@@ -62,8 +56,8 @@ export const RotatedSecret = Schema.Struct({
 })
 
 export const NewTone = Schema.Struct({
-  name: Name(200),
-  instructions: Name(8000)
+  name: nonEmptyString(200),
+  instructions: nonEmptyString(8000)
 }).annotations({ identifier: "NewTone" })
 
 export const Tone = Schema.Struct({
@@ -73,8 +67,8 @@ export const Tone = Schema.Struct({
 }).annotations({ identifier: "Tone" })
 
 export const NewArticle = Schema.Struct({
-  title: Name(500),
-  body: Name(200_000),
+  title: nonEmptyString(500),
+  body: nonEmptyString(200_000),
   url: Schema.optionalWith(Schema.NullOr(HttpUrl), { default: () => null })
 }).annotations({ identifier: "NewArticle" })
 

@@ -1,6 +1,6 @@
 import * as Schema from "effect/Schema"
 import { IntegrationId, ToneId } from "./Ids.js"
-import { HttpUrl, JsonObject } from "./Primitives.js"
+import { HttpUrl, JsonObject, nonEmptyString } from "./Primitives.js"
 import { ErrorType } from "./Validation.js"
 
 export const featureNames = [
@@ -98,10 +98,7 @@ export const IntegrationSettings = Schema.Struct({
 }).annotations({ identifier: "IntegrationSettings" })
 export type IntegrationSettings = typeof IntegrationSettings.Type
 
-const IntegrationName = Schema.String.pipe(
-  Schema.minLength(1, { [ErrorType]: "string_too_short", message: () => "String should have at least 1 character" }),
-  Schema.maxLength(200, { [ErrorType]: "string_too_long", message: () => "String should have at most 200 characters" })
-)
+const IntegrationName = nonEmptyString(200)
 
 /** Spec 2.4, a partial update (PRODUCT.md §4): present fields replace, flags merge one by one. */
 export const IntegrationSettingsPatch = Schema.Struct({

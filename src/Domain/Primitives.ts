@@ -12,11 +12,15 @@ export const NoNul = Schema.String.pipe(
   })
 )
 
+/** A string of 1 to `max` characters, with the 422 types `string_too_short` / `string_too_long`. */
+export const nonEmptyString = (max: number, base: Schema.Schema<string> = Schema.String) =>
+  base.pipe(
+    Schema.minLength(1, { [ErrorType]: "string_too_short", message: () => "String should have at least 1 character" }),
+    Schema.maxLength(max, { [ErrorType]: "string_too_long", message: () => `String should have at most ${max} characters` })
+  )
+
 /** An integrator's own identifier (message id, conversation id, user id): non-empty, at most 255 chars. */
-export const ExternalId = NoNul.pipe(
-  Schema.minLength(1, { [ErrorType]: "string_too_short", message: () => "String should have at least 1 character" }),
-  Schema.maxLength(255, { [ErrorType]: "string_too_long", message: () => "String should have at most 255 characters" })
-)
+export const ExternalId = nonEmptyString(255, NoNul)
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}(:?\d{2})?)?$/
 
