@@ -3,6 +3,7 @@
  * looks at the environment. The README's configuration table mirrors this file.
  */
 import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
 
 export const Mode = Config.literal("development", "production")("PARLEY_MODE").pipe(
   Config.withDefault("development" as const)
@@ -33,3 +34,54 @@ export const SecretRotationGrace = Config.duration("PARLEY_SECRET_ROTATION_GRACE
 
 /** Whether the first start of an empty database creates a demo workspace. */
 export const SeedDemo = Config.boolean("PARLEY_SEED_DEMO").pipe(Config.withDefault(true))
+
+// Replies (PRODUCT.md §6)
+
+/** Messages within this window are answered together by one reply. */
+export const ReplyDebounce = Config.duration("REPLY_DEBOUNCE").pipe(Config.withDefault(Duration.millis(1500)))
+
+/** The embedded knowledge-base responder. */
+export const EmbeddedConfig = Config.all({
+  /**
+   * Lowest relevance of the best passage for an answer: its BM25 score over the question's total
+   * term weight. Relative, so a knowledge base of one article answers as well as one of thousands.
+   */
+  minRelevance: Config.number("PARLEY_KB_MIN_RELEVANCE").pipe(Config.withDefault(0.3)),
+  /** Lowest share of the question's terms the best passage must contain. */
+  minCoverage: Config.number("PARLEY_KB_MIN_COVERAGE").pipe(Config.withDefault(0.5))
+})
+
+// The job queue and its workers
+
+/** How long a claimed job stays an instance's without a heartbeat before others may take it. */
+export const JobLease = Config.duration("JOB_LEASE").pipe(Config.withDefault(Duration.seconds(30)))
+
+export const WorkerConfig = Config.all({
+  /** Jobs one instance runs at once. */
+  concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(4)),
+  /** Idle workers look for due jobs this often (besides LISTEN/NOTIFY on PostgreSQL). */
+  pollInterval: Config.duration("JOB_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
+  /** On shutdown, running jobs get this long to finish before they are given back. */
+  shutdownGrace: Config.duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
+  /** A job whose handler fails this often is dead (kinds that settle their own failures excepted). */
+  maxAttempts: Config.integer("JOB_MAX_ATTEMPTS").pipe(Config.withDefault(10)),
+  /** How often queue depth and age are measured for metrics. */
+  depthInterval: Config.duration("JOB_METRICS_INTERVAL").pipe(Config.withDefault(Duration.seconds(15))),
+  /** Done and dead jobs are deleted this long after they finished. */
+  retention: Config.duration("JOB_RETENTION").pipe(Config.withDefault(Duration.days(7)))
+})
+export type WorkerConfig = Config.Config.Success<typeof WorkerConfig>
+
+// Webhook delivery (PRODUCT.md §5)
+
+export const DeliveryConfig = Config.all({
+  /** First retry delay; later ones double, with jitter. */
+  retryBase: Config.duration("DELIVERY_RETRY_BASE").pipe(Config.withDefault(Duration.seconds(5))),
+  /** Cap of one delay. */
+  retryMaxDelay: Config.duration("DELIVERY_RETRY_MAX_DELAY").pipe(Config.withDefault(Duration.hours(1))),
+  /** When an undelivered event goes dead, counted from its creation or last replay. */
+  maxAge: Config.duration("DELIVERY_MAX_AGE").pipe(Config.withDefault(Duration.hours(28))),
+  /** Per attempt. */
+  timeout: Config.duration("DELIVERY_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10)))
+})
+export type DeliveryConfig = Config.Config.Success<typeof DeliveryConfig>

@@ -19,7 +19,7 @@ import { Api } from "./Api.js"
 import { generateToken } from "./Auth/Crypto.js"
 import { verifyWebhook } from "./Delivery/Signature.js"
 import { HttpLive, ServicesLive } from "./Http.js"
-import { WorkerPoolLive } from "./Jobs/Workers.js"
+import { WorkerPoolLive } from "./App.js"
 import { TelemetryLive } from "./Observability/Telemetry.js"
 import { SqlLive } from "./Sql.js"
 

@@ -3,21 +3,11 @@
  * and their links, or says honestly that it is passing the customer to a person when nothing is
  * relevant enough. Offline and deterministic.
  */
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as AppConfig from "../Config.js"
 import { AiReplies, type Reply, type Source } from "./AiReplies.js"
 import { type Hit, Knowledge } from "./Knowledge.js"
-
-export const EmbeddedConfig = Config.all({
-  /**
-   * Lowest relevance of the best passage for an answer: its BM25 score over the question's total
-   * term weight. Relative, so a knowledge base of one article answers as well as one of thousands.
-   */
-  minRelevance: Config.number("PARLEY_KB_MIN_RELEVANCE").pipe(Config.withDefault(0.3)),
-  /** Lowest share of the question's terms the best passage must contain. */
-  minCoverage: Config.number("PARLEY_KB_MIN_COVERAGE").pipe(Config.withDefault(0.5))
-})
 
 export const NO_ANSWER_TEXT =
   "I'm sorry, I couldn't find an answer to that in our help center. Could you rephrase it, or add a detail?"
@@ -51,7 +41,7 @@ export const EmbeddedRepliesLive = Layer.effect(
   AiReplies,
   Effect.gen(function*() {
     const knowledge = yield* Knowledge
-    const config = yield* EmbeddedConfig
+    const config = yield* AppConfig.EmbeddedConfig
     return AiReplies.of({
       reply: (request) =>
         Effect.gen(function*() {

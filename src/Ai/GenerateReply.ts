@@ -11,18 +11,15 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { GENERATE_REPLY, toMessage } from "../Conversations/Conversations.js"
+import { toMessage } from "../Conversations/Conversations.js"
 import { ConversationsRepo, type MessageRow } from "../Conversations/Repo.js"
 import { Message } from "../Domain/Conversation.js"
-import { ConversationId, MessageId } from "../Domain/Ids.js"
+import type { ConversationId, MessageId } from "../Domain/Ids.js"
 import { Events } from "../Delivery/Events.js"
 import { IntegrationsRepo } from "../Integrations/Repo.js"
-import { type JobHandler, Outcome } from "../Jobs/Handler.js"
-import type { Job } from "../Jobs/Queue.js"
+import { Outcome } from "../Jobs/Job.js"
 import { aiLatency, aiTokens } from "../Observability/Metrics.js"
 import { AiReplies } from "./AiReplies.js"
-
-const Payload = Schema.Struct({ conversationId: ConversationId, messageId: MessageId })
 
 const HISTORY = 20
 
@@ -32,7 +29,9 @@ const isAnswer = (m: MessageRow) => (m.role === "ai" || m.role === "agent") && m
 /** Arrival order, not the client's `sentAt`: webhooks often arrive out of order. */
 const after = (a: MessageRow, b: MessageRow) => a.seq > b.seq
 
-export const makeGenerateReply = Effect.gen(function*() {
+export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
+  dependencies: [ConversationsRepo.Default, IntegrationsRepo.Default, Events.Default],
+  effect: Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const conversations = yield* ConversationsRepo
   const integrations = yield* IntegrationsRepo
@@ -40,9 +39,8 @@ export const makeGenerateReply = Effect.gen(function*() {
   const ai = yield* AiReplies
   const encodeMessage = Schema.encode(Message)
 
-  const run = (job: Job) =>
-    Effect.gen(function*() {
-      const { conversationId, messageId } = yield* Schema.decodeUnknown(Payload)(job.payload)
+  const generate = Effect.fn("Replies.generate")(
+    function*({ conversationId, messageId }: { readonly conversationId: ConversationId; readonly messageId: MessageId }) {
       const conversation = yield* conversations.findById(conversationId)
       if (Option.isNone(conversation) || conversation.value.status !== "open") return Outcome.Done()
       const messages = yield* conversations.listMessages(conversationId)
@@ -123,7 +121,10 @@ export const makeGenerateReply = Effect.gen(function*() {
         })
         return Outcome.Done()
       }).pipe(sql.withTransaction)
-    })
+    },
+    Effect.orDie
+  )
 
-  return { kind: GENERATE_REPLY, run } satisfies JobHandler
-})
+  return { generate } as const
+  })
+}) {}

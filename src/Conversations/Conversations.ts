@@ -4,10 +4,8 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Config from "effect/Config"
 import * as AppConfig from "../Config.js"
 import { Customers } from "../Customers/Customers.js"
 import type { CustomerFacts } from "../Customers/Repo.js"
@@ -23,13 +21,9 @@ import type {
 } from "../Domain/Conversation.js"
 import { invalid } from "../Domain/Errors.js"
 import type { IntegrationRow } from "../Integrations/Repo.js"
+import { GenerateReply } from "../Ai/Jobs.js"
 import { JobQueue } from "../Jobs/Queue.js"
 import { type ConversationRow, ConversationsRepo, type MessageRow } from "./Repo.js"
-
-/** Debounce of replies (PRODUCT.md §6): messages within the window are answered together. */
-export const ReplyDebounce = Config.duration("REPLY_DEBOUNCE").pipe(Config.withDefault(Duration.millis(1500)))
-
-export const GENERATE_REPLY = "generate_reply"
 
 /** A message to store, whatever door it came through (endpoint 4 or a helpdesk adapter). */
 export interface Incoming {
@@ -96,7 +90,7 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
     const queue = yield* JobQueue
     const maxChars = yield* AppConfig.MaxMessageChars
     const maxAttachments = yield* AppConfig.MaxAttachments
-    const debounce = yield* ReplyDebounce
+    const debounce = yield* AppConfig.ReplyDebounce
 
     const respond = (message: MessageRow, conversation: ConversationRow) =>
       Effect.map(repo.firstUnreadMessageId(conversation.id), (firstUnread): MessageReceived => ({
@@ -184,12 +178,11 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
         if (
           message.role === "human" && message.type === "default" && !message.syncOnly && conversation.status === "open"
         ) {
-          yield* queue.enqueue({
-            kind: GENERATE_REPLY,
-            payload: { conversationId: conversation.id, messageId: message.id },
-            conversationId: conversation.id,
-            delay: debounce
-          })
+          yield* queue.enqueue(
+            GenerateReply,
+            { conversationId: conversation.id, messageId: message.id },
+            { conversationId: conversation.id, delay: debounce }
+          )
         }
         return yield* respond(message, conversation)
       }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))

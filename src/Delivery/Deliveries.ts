@@ -6,7 +6,8 @@ import * as Option from "effect/Option"
 import type { Delivery, DeliveryDetail, DeliveryStatus } from "../Domain/Delivery.js"
 import { NotFound } from "../Domain/Errors.js"
 import type { EventId, IntegrationId } from "../Domain/Ids.js"
-import { DELIVER_EVENT, JobQueue } from "../Jobs/Queue.js"
+import { JobQueue } from "../Jobs/Queue.js"
+import { DeliverEvent } from "./Jobs.js"
 import { DeliveriesRepo, type EventRow } from "./Repo.js"
 
 export const toDelivery = (row: EventRow): Delivery => ({
@@ -71,25 +72,23 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
     })
 
     /**
-     * Sends the event again now, signed afresh, in a new retry window. A failed one's waiting retry is
-     * simply brought forward when `hurry` allows (one replay); otherwise (and when it has no waiting
-     * job) a fresh job is queued, after the conversation's other jobs.
+     * Sends the event again now, signed afresh, in a new retry window. Under the event's row lock (the
+     * sender settles under it too): a waiting job is brought forward, a running one runs again right
+     * after its attempt (which then leaves the event to the replay), and with no live job a fresh one
+     * is queued after the conversation's others. `fresh` (replay all) also retires a waiting job and
+     * queues a new one, so that replayed events keep their order among themselves.
      */
-    const replayRow = (row: EventRow, hurry: boolean) =>
+    const replayRow = (row: EventRow, fresh: boolean) =>
       Effect.gen(function*() {
-        const hurried = hurry && (row.status === "failed" || row.status === "pending")
-          ? yield* repo.hurryPendingJob(row.id)
-          : false
-        if (!hurried) {
-          yield* repo.supersedePendingJob(row.id)
-          yield* repo.markReplayed(row.id)
-          yield* queue.enqueue({ kind: DELIVER_EVENT, payload: { eventId: row.id }, conversationId: row.conversationId })
-        }
-        return yield* repo.findById(row.id).pipe(Effect.map(Option.getOrThrow))
+        const replayed = yield* repo.markReplayed(row.id)
+        if (fresh) yield* queue.supersede(DeliverEvent, row.id)
+        const brought = yield* queue.runNow(DeliverEvent, row.id)
+        if (!brought) yield* queue.enqueue(DeliverEvent, { eventId: row.id }, { conversationId: row.conversationId })
+        return replayed
       }).pipe(sql.withTransaction, Effect.orDie)
 
     const replay = Effect.fn("Deliveries.replay")(function*(integrationId: IntegrationId, id: EventId) {
-      return toDelivery(yield* replayRow(yield* find(integrationId, id), true))
+      return toDelivery(yield* replayRow(yield* find(integrationId, id), false))
     })
 
     const replayAll = Effect.fn("Deliveries.replayAll")(function*(integrationId: IntegrationId, since: DateTime.Utc) {
@@ -98,7 +97,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
       )
       // Oldest first and all with fresh jobs, so a conversation's events are queued again in their order.
       const ordered = [...rows].sort((a, b) => a.createdAt.epochMillis - b.createdAt.epochMillis)
-      const replayed = yield* Effect.forEach(ordered, (row) => replayRow(row, false))
+      const replayed = yield* Effect.forEach(ordered, (row) => replayRow(row, true))
       return { replayed: replayed.length, deliveryIds: replayed.map((r) => r.id) }
     })
 

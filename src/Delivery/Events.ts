@@ -1,6 +1,7 @@
 /**
  * Outbound events: the body is built and stored once, byte for byte what every attempt sends and
- * signs; a `deliver_event` job is enqueued on the caller's connection (same transaction).
+ * signs; a `deliver_event` job is enqueued on the caller's connection (same transaction), in its
+ * conversation's order (see `JobQueue.enqueue`).
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -9,8 +10,9 @@ import * as crypto from "node:crypto"
 import type { EventKind } from "../Domain/Delivery.js"
 import { type ConversationId, type CustomerId, EventId } from "../Domain/Ids.js"
 import type { IntegrationRow } from "../Integrations/Repo.js"
-import { DELIVER_EVENT, JobQueue } from "../Jobs/Queue.js"
+import { JobQueue } from "../Jobs/Queue.js"
 import { eventsEmitted } from "../Observability/Metrics.js"
+import { DeliverEvent } from "./Jobs.js"
 import { DeliveriesRepo } from "./Repo.js"
 
 export interface EventConversation {
@@ -57,7 +59,7 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
         body,
         originAt: input.originAt ?? null
       }).pipe(Effect.orDie)
-      yield* queue.enqueue({ kind: DELIVER_EVENT, payload: { eventId: id }, conversationId: input.conversation?.id })
+      yield* queue.enqueue(DeliverEvent, { eventId: id }, { conversationId: input.conversation?.id })
       yield* Metric.increment(Metric.tagged(eventsEmitted, "event", input.kind))
       yield* Effect.annotateCurrentSpan({ "event.id": id, "event.kind": input.kind })
       return id

@@ -21,7 +21,8 @@ export const EventRow = Schema.Struct({
   deliveredAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   deadAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   replayedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  originAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+  originAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  generation: Schema.Number
 })
 export type EventRow = typeof EventRow.Type
 
@@ -65,6 +66,13 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       Request: EventId,
       Result: EventRow,
       execute: (id) => sql`SELECT * FROM events WHERE id = ${id}`
+    })
+
+    /** The event, locked for the rest of the transaction. */
+    const lock = SqlSchema.findOne({
+      Request: EventId,
+      Result: EventRow,
+      execute: (id) => sql`SELECT * FROM events WHERE id = ${id} FOR UPDATE`
     })
 
     const findInIntegration = SqlSchema.findOne({
@@ -122,27 +130,29 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
               last_error = ${update.error}, next_attempt_at = NULL, dead_at = now()
           WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    /** Queues the event again; its retry window restarts now. */
-    const markReplayed = (id: EventId) =>
-      sql`UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL
+    /** An attempt that was in flight during a replay: counted and recorded, the status left to the replay. */
+    const markOvertaken = (
+      id: EventId,
+      update: { readonly attempts: number; readonly statusCode: number | null; readonly error: string | null }
+    ) =>
+      sql`UPDATE events SET attempts = ${update.attempts}, last_status_code = ${update.statusCode},
+              last_error = ${update.error}
           WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    /** Brings a waiting retry forward to now. */
-    const hurryPendingJob = (id: EventId) =>
-      sql<{ readonly id: string }>`
-        UPDATE jobs SET run_at = now()
-        WHERE kind = 'deliver_event' AND status = 'pending' AND payload->>'eventId' = ${id}
-        RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
-
-    /** Retires the event's waiting job, so that a fresh one (queued after it) replaces it. */
-    const supersedePendingJob = (id: EventId) =>
-      sql`UPDATE jobs SET status = 'done', last_error = 'superseded by a replay', finished_at = now()
-          WHERE kind = 'deliver_event' AND status = 'pending' AND payload->>'eventId' = ${id}`.pipe(Effect.asVoid)
+    /** Queues the event again: pending now, in a new retry window, a new generation. */
+    const markReplayed = SqlSchema.single({
+      Request: EventId,
+      Result: EventRow,
+      execute: (id) =>
+        sql`UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL,
+                generation = generation + 1
+            WHERE id = ${id} RETURNING *`
+    })
 
     return {
-      supersedePendingJob,
       insert,
       findById,
+      lock,
       findInIntegration,
       list,
       attempts,
@@ -150,8 +160,8 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       markDelivered,
       markFailed,
       markDead,
-      markReplayed,
-      hurryPendingJob
+      markOvertaken,
+      markReplayed
     } as const
   })
 }) {}

@@ -10,7 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
-import type { DeliveryConfig } from "./Config.js"
+import type { DeliveryConfig } from "../Config.js"
 
 export const retrySchedule = (config: Pick<DeliveryConfig, "retryBase" | "retryMaxDelay">) =>
   Schedule.exponential(config.retryBase).pipe(

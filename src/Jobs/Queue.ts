@@ -2,115 +2,164 @@
  * The durable job queue: jobs are rows in PostgreSQL (kind, payload, run-at, attempts, lease, status,
  * last error, the trace context of the request that created them).
  *
- * - `enqueue` runs on the caller's connection, so inside a transaction the job exists exactly when the
+ * - `enqueue` runs on the caller's connection: inside a transaction the job exists exactly when the
  *   data that caused it does, and NOTIFY wakes listening workers at commit.
- * - `claim` takes one due job with `FOR UPDATE SKIP LOCKED` in a single statement (a short
- *   transaction): instances sharing a database never take the same job. A running job whose lease
- *   expired (its worker died) is due again.
- * - Deliveries of one conversation are claimed in order: a `deliver_event` job waits while an earlier
- *   one of its conversation is pending or running.
+ * - Ordering: jobs of an ordered kind (`orderedBy: "conversation"`) are claimed in `seq` order per
+ *   conversation, one at a time. `seq` is taken at INSERT but becomes visible at COMMIT, so order holds
+ *   only if no later job of the conversation can commit before an earlier one: `enqueue` makes that
+ *   structural by taking a per-conversation transaction lock (an advisory lock) before the INSERT and
+ *   holding it to the end of the caller's transaction. Enqueuers of one conversation thus commit in
+ *   `seq` order, whoever they are (message ingest, reply generation, replay, any future event).
+ * - A kind with a `key` has at most one live (pending or running) job per key: a unique index refuses
+ *   a second. `runNow` brings the live job forward instead: a pending one becomes due now (keeping its
+ *   place in its conversation's order); a running one runs again right after its current run.
+ * - `claim` takes one due job with `FOR UPDATE SKIP LOCKED` in one statement: instances sharing a
+ *   database never take the same job. A running job whose lease expired (its worker died) is due again.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
-import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
-import { ConversationId, JobId } from "../Domain/Ids.js"
+import * as Stream from "effect/Stream"
+import * as AppConfig from "../Config.js"
+import { type ConversationId, JobId } from "../Domain/Ids.js"
 import { jobsClaimed, jobsEnqueued } from "../Observability/Metrics.js"
+import { DatabaseKind } from "../Sql.js"
+import { Claimed, type Definition, Outcome } from "./Job.js"
 
 export const JOBS_CHANNEL = "parley_jobs"
-export const DELIVER_EVENT = "deliver_event"
-
-/** How long a claimed job stays a worker's without a heartbeat before others may take it. */
-export const JobLease = Config.duration("JOB_LEASE").pipe(Config.withDefault(Duration.seconds(30)))
-
-export const TraceContext = Schema.Struct({ traceparent: Schema.String })
-export type TraceContext = typeof TraceContext.Type
-
-export const Job = Schema.Struct({
-  id: JobId,
-  kind: Schema.String,
-  payload: Schema.Unknown,
-  status: Schema.Literal("pending", "running", "done", "dead"),
-  attempts: Schema.Number,
-  runAt: Schema.DateTimeUtcFromDate,
-  traceContext: Schema.NullOr(TraceContext),
-  conversationId: Schema.NullOr(ConversationId),
-  createdAt: Schema.DateTimeUtcFromDate
-})
-export type Job = typeof Job.Type
-
-export interface NewJob {
-  readonly kind: string
-  readonly payload: unknown
-  readonly conversationId?: ConversationId | null | undefined
-  /** Delay before the job may run. */
-  readonly delay?: Duration.DurationInput | undefined
-}
-
-const columns = "id, kind, payload, status, attempts, run_at, trace_context, conversation_id, created_at"
 
 /** W3C trace context of the current span, so the job's span can continue the request's trace. */
 const currentTraceContext = Effect.currentSpan.pipe(
-  Effect.map((span): TraceContext | null => ({
-    traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
-  })),
+  Effect.map((span) => JSON.stringify({ traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` })),
   Effect.orElseSucceed(() => null)
 )
 
 const seconds = (duration: Duration.DurationInput) => Duration.toMillis(duration) / 1000
 
+const claimedColumns = "id, kind, payload, attempts, trace_context, conversation_id"
+
+export interface EnqueueOptions {
+  /** The conversation the job belongs to: for ordered kinds, the order it keeps. */
+  readonly conversationId?: ConversationId | null | undefined
+  /** Delay before the job may run. */
+  readonly delay?: Duration.DurationInput | undefined
+}
+
 export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const lease = yield* JobLease
-    const cols = sql.literal(columns)
+    const lease = yield* AppConfig.JobLease
+    const claimed = sql.literal(claimedColumns)
+    const { embedded } = yield* DatabaseKind
+    // The embedded database has no LISTEN: its notifications are published here, to this process's pool.
+    // Its single connection makes that safe before commit: a claim waits for the enqueuing transaction.
+    const local = yield* PubSub.sliding<string>(64)
 
-    const enqueue = Effect.fn("JobQueue.enqueue")(function*(job: NewJob) {
+    /** Runs `effect` in the caller's transaction, or in one of its own when there is none. */
+    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(
+        Effect.serviceOption(SqlClient.TransactionConnection),
+        Option.match({ onNone: () => sql.withTransaction(effect), onSome: () => effect })
+      )
+
+    /** Wakes listening workers at commit; the payload is when the job is due (Unix ms; 0 = now). */
+    const notify = (dueMillis: number) => {
+      const payload = String(Math.round(dueMillis))
+      return embedded
+        ? PubSub.publish(local, payload)
+        : sql`SELECT pg_notify(${JOBS_CHANNEL}, ${payload})`
+    }
+
+    const enqueue = Effect.fn("JobQueue.enqueue")(function*<A, I>(
+      definition: Definition<A, I>,
+      payload: A,
+      options: EnqueueOptions = {}
+    ) {
+      const encoded = yield* Schema.encode(definition.payload)(payload)
       const traceContext = yield* currentTraceContext
+      const conversationId = options.conversationId ?? null
+      const ordered = definition.orderedBy === "conversation" && conversationId !== null
+      const key = definition.key?.(payload) ?? null
+      yield* Effect.annotateCurrentSpan({ "job.kind": definition.name })
+      return yield* Effect.gen(function*() {
+        if (ordered) {
+          // Held to the end of the caller's transaction: see the module comment.
+          yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${conversationId}::text, 0))`
+        }
+        const inserted = yield* sql<{ readonly id: JobId; readonly due: number }>`
+          INSERT INTO jobs (kind, payload, conversation_id, ordered, key, run_at, trace_context)
+          VALUES (${definition.name}, ${JSON.stringify(encoded)}::jsonb, ${conversationId}, ${ordered}, ${key},
+                  now() + make_interval(secs => ${seconds(options.delay ?? 0)}), ${traceContext}::jsonb)
+          ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('pending', 'running') DO NOTHING
+          RETURNING id, (extract(epoch FROM run_at) * 1000)::float8 AS due`
+        const row = inserted[0]
+        if (row === undefined) {
+          // The key's live job stands.
+          const live = yield* sql<{ readonly id: JobId }>`
+            SELECT id FROM jobs WHERE kind = ${definition.name} AND key = ${key} AND status IN ('pending', 'running')`
+          return live[0]?.id ?? (yield* Effect.dieMessage(`No live ${definition.name} job for key ${key}`))
+        }
+        // Delivered at commit, with the due time: listening workers wake when it is due, not at their next poll.
+        yield* notify(row.due)
+        yield* Metric.increment(Metric.tagged(jobsEnqueued, "kind", definition.name))
+        return row.id
+      }).pipe(inTransaction)
+    }, Effect.orDie)
+
+    /**
+     * Brings the live job of `key` forward: pending → due now; running → runs again right after its
+     * current run. False when there is no live job.
+     */
+    const runNow = Effect.fn("JobQueue.runNow")(function*<A, I>(definition: Definition<A, I>, key: string) {
       const rows = yield* sql<{ readonly id: JobId }>`
-        INSERT INTO jobs (kind, payload, conversation_id, run_at, trace_context)
-        VALUES (${job.kind}, ${JSON.stringify(job.payload)}::jsonb, ${job.conversationId ?? null},
-                now() + make_interval(secs => ${seconds(job.delay ?? 0)}),
-                ${traceContext === null ? null : JSON.stringify(traceContext)}::jsonb)
+        UPDATE jobs
+        SET run_at = CASE WHEN status = 'pending' THEN least(run_at, now()) ELSE run_at END,
+            rerun = (status = 'running'), updated_at = now()
+        WHERE kind = ${definition.name} AND key = ${key} AND status IN ('pending', 'running')
         RETURNING id`
-      // Delivered at commit: listening workers wake at once instead of at their next poll.
-      yield* sql`SELECT pg_notify(${JOBS_CHANNEL}, ${job.kind})`
-      yield* Effect.annotateCurrentSpan({ "job.kind": job.kind })
-      yield* Metric.increment(Metric.tagged(jobsEnqueued, "kind", job.kind))
-      return rows[0]!.id
+      if (rows.length > 0) yield* notify(0)
+      return rows.length > 0
+    }, Effect.orDie)
+
+    /** Retires the pending job of `key`, so that a fresh one, queued after it, replaces it. */
+    const supersede = Effect.fn("JobQueue.supersede")(function*<A, I>(definition: Definition<A, I>, key: string) {
+      yield* sql`
+        UPDATE jobs SET status = 'done', last_error = 'superseded', finished_at = now(), updated_at = now()
+        WHERE kind = ${definition.name} AND key = ${key} AND status = 'pending'`
     }, Effect.orDie)
 
     const claimOne = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Job,
-      execute: (worker) =>
-        sql`UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${worker},
+      Result: Claimed,
+      execute: (instance) =>
+        sql`UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${instance},
                 locked_until = now() + make_interval(secs => ${seconds(lease)}), updated_at = now()
             WHERE id = (
               SELECT j.id FROM jobs j
               WHERE ((j.status = 'pending' AND j.run_at <= now())
                      OR (j.status = 'running' AND j.locked_until < now()))
-                AND (j.kind <> ${DELIVER_EVENT} OR j.conversation_id IS NULL OR NOT EXISTS (
+                AND (NOT j.ordered OR NOT EXISTS (
                   SELECT 1 FROM jobs e
-                  WHERE e.kind = ${DELIVER_EVENT} AND e.conversation_id = j.conversation_id
+                  WHERE e.ordered AND e.conversation_id = j.conversation_id AND e.kind = j.kind
                     AND e.seq < j.seq AND e.status IN ('pending', 'running')))
               ORDER BY j.run_at, j.seq
               LIMIT 1
               FOR UPDATE SKIP LOCKED)
-            RETURNING ${cols}`
+            RETURNING ${claimed}`
     })
 
-    // The worker's bookkeeping statements are uninterruptible: they take milliseconds, and interrupting
+    // The pool's bookkeeping statements are uninterruptible: they take milliseconds, and interrupting
     // one mid-flight makes sql-pg send pg_cancel_backend, which on a one-connection pool (PGlite) waits
     // for the very connection it means to cancel, and leaves a claim's outcome unknown.
 
-    /** One due job for `worker`, leased to it, if any. */
-    const claim = (worker: string): Effect.Effect<Option.Option<Job>> =>
-      claimOne(worker).pipe(
+    /** One due job, leased to `instance`, if any. */
+    const claim = (instance: string): Effect.Effect<Option.Option<Claimed>> =>
+      claimOne(instance).pipe(
         Effect.orDie,
         Effect.uninterruptible,
         Effect.tap(Option.match({
@@ -120,42 +169,85 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         Effect.withSpan("JobQueue.claim")
       )
 
-    /** Keeps the lease while the job runs; false when the job is no longer this worker's. */
-    const heartbeat = (job: Job, worker: string) =>
+    /** Milliseconds until the next pending job is due, if one is scheduled in the future. */
+    const nextDue = sql<{ readonly wait: number | null }>`
+      SELECT (extract(epoch FROM min(run_at) - now()) * 1000)::float8 AS wait
+      FROM jobs WHERE status = 'pending' AND run_at > now()`.pipe(
+      Effect.map((rows) => Option.fromNullable(rows[0]?.wait)),
+      Effect.orDie,
+      Effect.uninterruptible
+    )
+
+    /** Renews the leases of every job `instance` runs; returns the ids it still holds. */
+    const heartbeat = (instance: string) =>
       sql<{ readonly id: JobId }>`
         UPDATE jobs SET locked_until = now() + make_interval(secs => ${seconds(lease)})
-        WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running' RETURNING id`.pipe(
-        Effect.map((rows) => rows.length > 0),
+        WHERE locked_by = ${instance} AND status = 'running' RETURNING id`.pipe(
+        Effect.map((rows) => new Set(rows.map((row) => row.id))),
         Effect.orDie,
         Effect.uninterruptible
       )
 
-    const complete = (job: Job, worker: string) =>
-      sql`UPDATE jobs SET status = 'done', finished_at = now(), locked_until = NULL, updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
-
-    const retry = (job: Job, worker: string, delay: Duration.DurationInput, error: string) =>
-      sql`UPDATE jobs SET status = 'pending', run_at = now() + make_interval(secs => ${seconds(delay)}),
-              last_error = ${error}, locked_until = NULL, locked_by = NULL, updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
-
-    const bury = (job: Job, worker: string, error: string) =>
-      sql`UPDATE jobs SET status = 'dead', last_error = ${error}, finished_at = now(), locked_until = NULL,
-              updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
+    /**
+     * Records how a run ended. A rerun asked for meanwhile (`runNow`) makes the job due again at once,
+     * whatever the outcome. A finished job keeps `locked_by`: which instance ran it.
+     */
+    const settle = (job: Claimed, instance: string, outcome: Outcome) => {
+      const guard = sql`id = ${job.id} AND locked_by = ${instance} AND status = 'running'`
+      const statement = Outcome.$match(outcome, {
+        Done: () =>
+          sql`UPDATE jobs SET status = CASE WHEN rerun THEN 'pending' ELSE 'done' END,
+                  finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
+                  locked_until = NULL, locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()
+              WHERE ${guard}`,
+        Retry: ({ delay, error }) =>
+          sql`UPDATE jobs SET status = 'pending',
+                  run_at = CASE WHEN rerun THEN now() ELSE now() + make_interval(secs => ${seconds(delay)}) END,
+                  rerun = false, last_error = ${error}, locked_until = NULL, locked_by = NULL, updated_at = now()
+              WHERE ${guard}`,
+        Dead: ({ error }) =>
+          sql`UPDATE jobs SET status = CASE WHEN rerun THEN 'pending' ELSE 'dead' END,
+                  finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
+                  last_error = ${error}, locked_until = NULL,
+                  locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()
+              WHERE ${guard}`
+      })
+      return statement.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
+    }
 
     /** Gives a job back untouched (shutdown): due again at once, its attempt not counted. */
-    const release = (job: Job, worker: string) =>
+    const release = (job: Claimed, instance: string) =>
       sql`UPDATE jobs SET status = 'pending', attempts = greatest(attempts - 1, 0), locked_until = NULL,
               locked_by = NULL, updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${worker} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
+          WHERE id = ${job.id} AND locked_by = ${instance} AND status = 'running'`.pipe(
+        Effect.asVoid,
+        Effect.orDie,
+        Effect.uninterruptible
+      )
 
-    /** Pending jobs and the age of the oldest due one, for metrics and health. */
+    /** Deletes done and dead jobs finished longer than `retention` ago, a batch at a time. */
+    const purge = (retention: Duration.DurationInput, batch = 5_000) =>
+      sql<{ readonly n: number }>`
+        WITH gone AS (
+          DELETE FROM jobs WHERE id IN (
+            SELECT id FROM jobs WHERE status IN ('done', 'dead')
+              AND finished_at < now() - make_interval(secs => ${seconds(retention)})
+            LIMIT ${batch})
+          RETURNING 1)
+        SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]?.n ?? 0), Effect.orDie)
+
+    /** Pending and running jobs and the age of the oldest due one, for metrics and health. */
     const depth = sql<{ readonly pending: number; readonly oldestSeconds: number | null }>`
       SELECT count(*)::int AS pending,
              extract(epoch FROM now() - min(run_at) FILTER (WHERE run_at <= now()))::float8 AS oldest_seconds
-      FROM jobs WHERE status IN ('pending', 'running')`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie)
+      FROM jobs WHERE status IN ('pending', 'running')`.pipe(
+      Effect.map((rows) => ({ pending: rows[0]?.pending ?? 0, oldestSeconds: rows[0]?.oldestSeconds ?? null })),
+      Effect.orDie
+    )
 
-    return { enqueue, claim, heartbeat, complete, retry, bury, release, depth } as const
+    /** This process's notifications on the embedded database (`LISTEN` serves PostgreSQL). */
+    const signals: Stream.Stream<string> = Stream.fromPubSub(local)
+
+    return { signals, enqueue, runNow, supersede, claim, nextDue, heartbeat, settle, release, purge, depth } as const
   })
 }) {}

@@ -1,16 +1,26 @@
 /**
- * The supervised worker pool: `WORKER_CONCURRENCY` fibers under the layer's scope, each claiming and
- * running jobs. A fiber that fails is logged and restarted. Workers wake on `LISTEN parley_jobs` and
- * poll as a fallback (and only poll on the embedded database, whose single connection LISTEN would hold).
- * Shutdown stops claiming, lets in-flight jobs finish within a grace period, and gives the rest back.
+ * The worker pool: one dispatcher fiber claims due jobs while fewer than `WORKER_CONCURRENCY` run, and
+ * forks each into a `FiberMap` keyed by job id. Built from Effect primitives:
+ * - a semaphore bounds the jobs in flight; a latch wakes the dispatcher. The latch is closed *before*
+ *   each claim, so a notification that arrives between an empty claim and the wait is not lost;
+ * - notifications carry the job's due time: a debounced job wakes the dispatcher when it is due, not
+ *   at the next poll. They come from `LISTEN` on PostgreSQL (a connection of its own, re-established
+ *   when it drops) and from the queue itself on the embedded database (one connection: a claim waits
+ *   for the enqueuing transaction to commit);
+ * - one heartbeat renews the leases of every running job; a job whose lease was lost (another instance
+ *   took it after this one stalled) is interrupted;
+ * - a job is claimed and forked uninterruptibly, with its release registered before it can be
+ *   interrupted: a job is never left leased by an interruption;
+ * - supervision: a dispatcher failure is logged and the dispatcher started again;
+ * - shutdown: stop claiming, wait up to `WORKER_SHUTDOWN_GRACE` for running jobs, give the rest back.
  */
 import { PgClient } from "@effect/sql-pg"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Config from "effect/Config"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
@@ -20,7 +30,8 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
-import { JobHandlers, Outcome } from "./Handler.js"
+import * as AppConfig from "../Config.js"
+import type { JobId } from "../Domain/Ids.js"
 import {
   jobDuration,
   jobsDead,
@@ -30,104 +41,79 @@ import {
   queueDepth
 } from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
-import { DELIVER_EVENT, type Job, JobLease, JobQueue, JOBS_CHANNEL } from "./Queue.js"
-
-export const WorkerConfig = Config.all({
-  concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(4)),
-  pollInterval: Config.duration("JOB_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
-  shutdownGrace: Config.duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
-  maxAttempts: Config.integer("JOB_MAX_ATTEMPTS").pipe(Config.withDefault(10)),
-  depthInterval: Config.duration("JOB_METRICS_INTERVAL").pipe(Config.withDefault(Duration.seconds(15)))
-})
+import { type Claimed, Handlers, Outcome } from "./Job.js"
+import { CONNECTED, listen } from "./Listener.js"
+import { JOBS_CHANNEL, JobQueue } from "./Queue.js"
 
 /** Default backoff for failed jobs: 1 s, 2 s, 4 s… capped at 5 minutes. */
 const backoff = (attempts: number) => Duration.millis(Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1)))
 
 /** The request's span, from the W3C `traceparent` stored with the job. */
-const parentSpan = (job: Job): Option.Option<Tracer.ExternalSpan> => {
+const parentSpan = (job: Claimed): Option.Option<Tracer.ExternalSpan> => {
   const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(job.traceContext?.traceparent ?? "")
   if (match === null) return Option.none()
-  return Option.some(Tracer.externalSpan({ traceId: match[1]!, spanId: match[2]!, sampled: match[3] === "01" }))
+  const [, traceId = "", spanId = "", flags] = match
+  return Option.some(Tracer.externalSpan({ traceId, spanId, sampled: flags === "01" }))
 }
 
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n")[0]?.slice(0, 1000) ?? "failed"
 
 export const WorkersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const config = yield* WorkerConfig
-    const lease = yield* JobLease
+    const config = yield* AppConfig.WorkerConfig
+    const lease = yield* AppConfig.JobLease
     const queue = yield* JobQueue
-    const handlers = yield* JobHandlers
-    const pg = yield* PgClient.PgClient
+    const handlers = yield* Handlers
     const database = yield* DatabaseKind
     const instance = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString("hex")}`
 
-    const stopping = yield* Ref.make(false)
-    const inFlight = yield* Ref.make(0)
-    // Idle workers wait on the current deferred; a notification completes it and installs a new one.
-    const wakeup = yield* Ref.make(yield* Deferred.make<void>())
-    const wake = Effect.flatMap(Deferred.make<void>(), (next) =>
-      Effect.flatMap(Ref.getAndSet(wakeup, next), (current) => Deferred.succeed(current, undefined)))
-    const idle = Effect.flatMap(Ref.get(wakeup), (signal) =>
-      Effect.raceFirst(Deferred.await(signal), Effect.sleep(config.pollInterval)))
+    const running = yield* FiberMap.make<JobId>()
+    const permits = yield* Effect.makeSemaphore(config.concurrency)
+    /** Opened when a job may be claimable: a notification, a finished job, shutdown. */
+    const wakeup = yield* Effect.makeLatch(false)
+    /** Released when a notification names a future due time, so the idle wait is recomputed. */
+    const rescheduled = yield* Effect.makeLatch(false)
+    /** The earliest due time (Unix ms) announced by a notification and not reached yet. */
+    const announced = yield* Ref.make(Number.POSITIVE_INFINITY)
 
-    const count = (metric: typeof jobsSucceeded, job: Job) => Metric.increment(Metric.tagged(metric, "kind", job.kind))
-    const settle = (job: Job, worker: string) => (outcome: Outcome) =>
-      Outcome.$match(outcome, {
-        Done: () => Effect.zipRight(queue.complete(job, worker), count(jobsSucceeded, job)),
-        Retry: ({ delay, error }) => Effect.zipRight(queue.retry(job, worker, delay, error), count(jobsFailed, job)),
-        Dead: ({ error }) => Effect.zipRight(queue.bury(job, worker, error), count(jobsDead, job))
-      })
+    const count = (metric: typeof jobsSucceeded, job: Claimed) =>
+      Metric.increment(Metric.tagged(metric, "kind", job.kind))
 
-    const execute = (job: Job, worker: string) => {
+    const failed = (job: Claimed, retries: "bounded" | "handler") => (cause: Cause.Cause<unknown>) =>
+      Effect.as(
+        Effect.logWarning(`Job ${job.kind} failed`, cause).pipe(
+          Effect.annotateLogs({ "job.id": job.id, "job.kind": job.kind, "job.attempt": job.attempts })
+        ),
+        retries === "bounded" && job.attempts >= config.maxAttempts
+          ? Outcome.Dead({ error: describe(cause) })
+          : Outcome.Retry({ delay: backoff(job.attempts), error: describe(cause) })
+      )
+
+    const execute = (job: Claimed) => {
       const handler = handlers.get(job.kind)
       const run = handler === undefined
         ? Effect.succeed(Outcome.Dead({ error: `No handler for job kind ${job.kind}` }))
         : handler.run(job).pipe(
           Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.gen(function*() {
-              yield* Effect.logWarning(`Job ${job.kind} failed`, cause)
-              // A delivery's retry window is the sender's to judge: an infrastructure failure retries it.
-              return job.attempts >= config.maxAttempts && job.kind !== DELIVER_EVENT
-                ? Outcome.Dead({ error: describe(cause) })
-                : Outcome.Retry({ delay: backoff(job.attempts), error: describe(cause) })
-            })
+            Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : failed(job, handler.retries)(cause)
           )
         )
-      // Renews the lease while the job runs; ends ("lost") when the job is no longer this worker's, or
-      // when two renewals in a row fail: past its lease another worker may take it, so this one stops.
-      const third = Duration.millis(Duration.toMillis(lease) / 3)
-      const keepLease = Effect.gen(function*() {
-        let failures = 0
-        while (true) {
-          yield* Effect.sleep(third)
-          const held = yield* Effect.exit(queue.heartbeat(job, worker))
-          if (held._tag === "Success" && !held.value) return "lost" as const
-          failures = held._tag === "Failure" ? failures + 1 : 0
-          if (failures >= 2) return "lost" as const
-        }
-      })
       const parent = parentSpan(job)
       return Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
-        const result = yield* Effect.raceFirst(
-          Effect.map(run, (outcome) => ({ _tag: "Ran", outcome }) as const),
-          Effect.map(keepLease, () => ({ _tag: "LeaseLost" }) as const)
-        )
-        if (result._tag === "LeaseLost") {
-          yield* Effect.logWarning(`Job ${job.kind} ${job.id}: lease lost; abandoned to whoever holds it now`)
-          yield* Effect.annotateCurrentSpan({ "job.outcome": "LeaseLost" })
-          return
-        }
-        const outcome = result.outcome
+        const outcome = yield* run
         yield* Metric.update(
           Metric.tagged(jobDuration, "kind", job.kind),
           ((yield* Clock.currentTimeMillis) - started) / 1000
         )
         yield* Effect.annotateCurrentSpan({ "job.outcome": outcome._tag })
-        yield* settle(job, worker)(outcome)
+        yield* queue.settle(job, instance, outcome)
+        yield* Outcome.$match(outcome, {
+          Done: () => count(jobsSucceeded, job),
+          Retry: () => count(jobsFailed, job),
+          Dead: () => count(jobsDead, job)
+        })
       }).pipe(
-        Effect.onInterrupt(() => queue.release(job, worker)),
         Effect.withSpan(`Job.${job.kind}`, {
           kind: "consumer",
           attributes: { "job.id": job.id, "job.kind": job.kind, "job.attempt": job.attempts },
@@ -138,42 +124,103 @@ export const WorkersLive = Layer.scopedDiscard(
       )
     }
 
-    const loop = (worker: string) =>
-      Effect.gen(function*() {
-        while (!(yield* Ref.get(stopping))) {
-          const claimed = yield* queue.claim(worker)
-          if (Option.isNone(claimed)) {
-            yield* idle
-            continue
-          }
-          yield* Ref.update(inFlight, (n) => n + 1)
-          yield* execute(claimed.value, worker).pipe(Effect.ensuring(Ref.update(inFlight, (n) => n - 1)))
-        }
-      })
-
-    // Supervision: a worker that dies is logged and started again after a pause, until shutdown.
-    const supervised = (worker: string) =>
-      Effect.gen(function*() {
-        while (!(yield* Ref.get(stopping))) {
-          yield* loop(worker).pipe(
-            Effect.catchAllCause((cause) =>
-              Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.zipRight(
-                Effect.logError(`Worker ${worker} crashed; restarting`, cause),
-                Effect.sleep("1 second")
-              )
-            )
-          )
-        }
-      })
-
-    // LISTEN holds a connection of its own: on the embedded database's single connection, poll only.
-    if (!database.embedded) {
-      yield* pg.listen(JOBS_CHANNEL).pipe(
-        Stream.runForEach(() => wake),
-        Effect.catchAllCause((cause) => Effect.logWarning("LISTEN failed; polling only", cause)),
-        Effect.forkScoped
+    /**
+     * Forks a just-claimed job. Called uninterruptibly: the fork inherits that, registers the release
+     * and the permit's return, and only then lets the job itself be interrupted.
+     */
+    const start = (job: Claimed) =>
+      Effect.interruptible(execute(job)).pipe(
+        Effect.onInterrupt(() => queue.release(job, instance)),
+        // A finished job may let the next job of its conversation run.
+        Effect.ensuring(Effect.zipRight(permits.release(1), wakeup.open)),
+        Effect.forkDaemon,
+        Effect.flatMap((fiber) => FiberMap.set(running, job.id, fiber))
       )
-    }
+
+    const idle = Effect.gen(function*() {
+      const due = yield* queue.nextDue
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        const wait = Math.max(
+          0,
+          Math.min(
+            Duration.toMillis(config.pollInterval),
+            Option.getOrElse(due, () => Number.POSITIVE_INFINITY),
+            (yield* Ref.get(announced)) - now
+          )
+        )
+        yield* rescheduled.close
+        const woke = yield* Effect.raceFirst(
+          Effect.as(wakeup.await, "wake" as const),
+          Effect.raceFirst(
+            Effect.as(rescheduled.await, "rescheduled" as const),
+            Effect.as(Effect.sleep(Duration.millis(wait)), "timeout" as const)
+          )
+        )
+        if (woke !== "rescheduled") return
+      }
+    })
+
+    const dispatch = Effect.gen(function*() {
+      yield* permits.take(1)
+      const now = yield* Clock.currentTimeMillis
+      yield* Ref.update(announced, (due) => (due <= now ? Number.POSITIVE_INFINITY : due))
+      yield* wakeup.close
+      const claimed = yield* queue.claim(instance).pipe(
+        Effect.tap(Option.match({ onNone: () => permits.release(1), onSome: start })),
+        Effect.uninterruptible
+      )
+      if (Option.isNone(claimed)) yield* idle
+    })
+
+    const onNotification = (payload: string) =>
+      Effect.gen(function*() {
+        const due = Number(payload)
+        const now = yield* Clock.currentTimeMillis
+        if (payload === CONNECTED || !Number.isFinite(due) || due <= now + 5) return yield* wakeup.open
+        yield* Ref.update(announced, (current) => Math.min(current, due))
+        yield* rescheduled.open
+      })
+
+    // Supervision: a dispatcher failure is logged and it starts again after a pause.
+    const dispatcher = yield* dispatch.pipe(
+      Effect.forever,
+      Effect.catchAllCause((cause) => Effect.logError("Job dispatcher failed; restarting", cause)),
+      Effect.zipRight(Effect.sleep("1 second")),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    const notifications = database.embedded
+      ? queue.signals
+      : Stream.unwrap(Effect.map(PgClient.PgClient, (pg) => listen(pg.config, JOBS_CHANNEL)))
+    yield* notifications.pipe(Stream.runForEach(onNotification), Effect.forkScoped)
+
+    // One heartbeat for every running job; those this instance no longer holds are interrupted.
+    const third = Duration.millis(Duration.toMillis(lease) / 3)
+    const lastRenewal = yield* Ref.make(yield* Clock.currentTimeMillis)
+    yield* Effect.gen(function*() {
+      const mine = yield* Effect.sync(() => Array.from(running, ([id]) => id))
+      if (mine.length === 0) return yield* Ref.set(lastRenewal, yield* Clock.currentTimeMillis)
+      const held = yield* Effect.either(queue.heartbeat(instance).pipe(Effect.sandbox))
+      const now = yield* Clock.currentTimeMillis
+      if (held._tag === "Right") {
+        yield* Ref.set(lastRenewal, now)
+        for (const id of mine) {
+          if (!held.right.has(id)) {
+            yield* Effect.logWarning("Job lease lost; abandoned to whoever holds it now").pipe(
+              Effect.annotateLogs({ "job.id": id })
+            )
+            yield* FiberMap.remove(running, id)
+          }
+        }
+      } else if (now - (yield* Ref.get(lastRenewal)) >= Duration.toMillis(lease)) {
+        // Past the lease, other instances may take these jobs: stop them here.
+        yield* Effect.logWarning("Job leases could not be renewed; abandoning running jobs", held.left)
+        yield* Effect.forEach(mine, (id) => FiberMap.remove(running, id), { discard: true })
+      }
+    }).pipe(Effect.repeat(Schedule.spaced(third)), Effect.forkScoped)
+
     // Queue depth and the age of the oldest due job, for dashboards and alerts.
     yield* queue.depth.pipe(
       Effect.tap(({ oldestSeconds, pending }) =>
@@ -183,19 +230,24 @@ export const WorkersLive = Layer.scopedDiscard(
       Effect.repeat(Schedule.spaced(config.depthInterval)),
       Effect.forkScoped
     )
-    for (let i = 0; i < config.concurrency; i++) {
-      yield* Effect.forkScoped(supervised(`${instance}#${i}`))
-    }
-    yield* Effect.logDebug(`Started ${config.concurrency} workers as ${instance}`)
 
-    // Registered after the forks, so it runs before they are interrupted.
+    // Finished jobs are kept for `JOB_RETENTION`, then deleted in batches.
+    yield* queue.purge(config.retention).pipe(
+      Effect.repeat({ schedule: Schedule.spaced("1 second"), while: (deleted) => deleted > 0 }),
+      Effect.catchAllCause((cause) => Effect.logWarning("Purging finished jobs failed", cause)),
+      Effect.delay("1 minute"),
+      Effect.repeat(Schedule.spaced("1 hour")),
+      Effect.forkScoped
+    )
+
+    yield* Effect.logDebug(`Started ${config.concurrency} job workers as ${instance}`)
+
+    // Registered last, so it runs first: stop claiming, then let running jobs finish within the grace
+    // period; the FiberMap's own finalizer then interrupts the rest, which gives them back.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        yield* Ref.set(stopping, true)
-        yield* wake
-        // Finalizers run uninterruptibly: the wait must be made interruptible for the timeout to end it.
-        yield* Ref.get(inFlight).pipe(
-          Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (n) => n === 0 }),
+        yield* Fiber.interrupt(dispatcher)
+        yield* FiberMap.awaitEmpty(running).pipe(
           Effect.interruptible,
           Effect.timeout(config.shutdownGrace),
           Effect.ignore

@@ -1,11 +1,13 @@
 import * as Migrator from "@effect/sql/Migrator"
 import initial from "./0001_initial.js"
 import deliveryAndKnowledge from "./0002_delivery_and_knowledge.js"
+import typedJobs from "./0003_typed_jobs.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
   "0001_initial": initial,
-  "0002_delivery_and_knowledge": deliveryAndKnowledge
+  "0002_delivery_and_knowledge": deliveryAndKnowledge,
+  "0003_typed_jobs": typedJobs
 }
 
 export const migrations = Migrator.fromRecord(all)

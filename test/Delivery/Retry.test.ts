@@ -4,7 +4,7 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { DeliveryConfig } from "../../src/Delivery/Config.js"
+import { DeliveryConfig } from "../../src/Config.js"
 import { type NextAttempt, nextAttempt, parseRetryAfter, scheduledDelay } from "../../src/Delivery/Retry.js"
 
 const SECOND = 1_000

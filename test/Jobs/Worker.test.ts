@@ -11,20 +11,27 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { type JobHandler, JobHandlers, Outcome } from "../../src/Jobs/Handler.js"
+import * as Schema from "effect/Schema"
+import * as Job from "../../src/Jobs/Job.js"
 import { JobQueue } from "../../src/Jobs/Queue.js"
 import { WorkersLive } from "../../src/Jobs/Worker.js"
 import { DatabaseKind } from "../../src/Sql.js"
 import { fastPipeline, TestConfig } from "../support/App.js"
-import { TestDatabase } from "../support/Database.js"
+import { TestDatabase, usingPostgres } from "../support/Database.js"
 
-const handlers: ReadonlyArray<JobHandler> = [
-  { kind: "quick", run: () => Effect.as(Effect.sleep("100 millis"), Outcome.Done()) },
-  { kind: "slow", run: () => Effect.as(Effect.sleep("30 seconds"), Outcome.Done()) },
-  { kind: "boom", run: () => Effect.dieMessage("handler exploded") }
-]
+const Quick = Job.define("quick", { payload: Schema.Struct({}) })
+const Slow = Job.define("slow", { payload: Schema.Struct({}) })
+const Boom = Job.define("boom", { payload: Schema.Struct({}) })
+const Unknown = Job.define("no-such-kind", { payload: Schema.Struct({}) })
 
-const TestHandlers = Layer.succeed(JobHandlers, new Map(handlers.map((h) => [h.kind, h])))
+const TestHandlers = Layer.succeed(
+  Job.Handlers,
+  Job.handlers([
+    Job.handle(Quick, () => Effect.as(Effect.sleep("100 millis"), Job.Outcome.Done())),
+    Job.handle(Slow, () => Effect.as(Effect.sleep("30 seconds"), Job.Outcome.Done())),
+    Job.handle(Boom, () => Effect.dieMessage("handler exploded"))
+  ])
+)
 
 const jobStatus = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -49,14 +56,15 @@ const Base = Layer.mergeAll(JobQueue.Default).pipe(
 )
 
 /** A pool of the test handlers, in a scope the test closes itself (as SIGTERM does). */
-const startPool = Effect.gen(function*() {
+const startPoolWith = (overrides: Record<string, string>) => Effect.gen(function*() {
   // Closed by the test (as SIGTERM would), and in any case when the test ends.
   const scope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
   const config = TestConfig({
     ...fastPipeline,
     WORKER_CONCURRENCY: "2",
     WORKER_SHUTDOWN_GRACE: "600 millis",
-    JOB_MAX_ATTEMPTS: "2"
+    JOB_MAX_ATTEMPTS: "2",
+    ...overrides
   })
   // Only the database and the queue: not the test's own Scope, Clock or config.
   const context = Context.pick(SqlClient.SqlClient, PgClientTag, DatabaseKindTag, JobQueue)(
@@ -69,6 +77,8 @@ const startPool = Effect.gen(function*() {
   return scope
 })
 
+const startPool = startPoolWith({})
+
 const PgClientTag = PgClient.PgClient
 const DatabaseKindTag = DatabaseKind
 
@@ -78,9 +88,9 @@ describe("worker pool", () => {
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const scope = yield* startPool
-        const slow = yield* queue.enqueue({ kind: "slow", payload: {} })
+        const slow = yield* queue.enqueue(Slow, {})
         yield* waitUntil(jobStatus(slow), (j) => j.status === "running")
-        const quick = yield* queue.enqueue({ kind: "quick", payload: {} })
+        const quick = yield* queue.enqueue(Quick, {})
         yield* waitUntil(jobStatus(quick), (j) => j.status === "running")
         yield* Scope.close(scope, Exit.void)
         expect(yield* jobStatus(quick)).toMatchObject({ status: "done", attempts: 1 })
@@ -91,14 +101,14 @@ describe("worker pool", () => {
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const scope = yield* startPool
-        const boom = yield* queue.enqueue({ kind: "boom", payload: {} })
+        const boom = yield* queue.enqueue(Boom, {})
         const first = yield* waitUntil(jobStatus(boom), (j) => j.attempts === 1 && j.status === "pending")
         expect(first.lastError).toContain("handler exploded")
-        const quick = yield* queue.enqueue({ kind: "quick", payload: {} })
+        const quick = yield* queue.enqueue(Quick, {})
         yield* waitUntil(jobStatus(quick), (j) => j.status === "done")
         // JOB_MAX_ATTEMPTS = 2: the second failure (after a 1 s backoff) buries it.
         yield* waitUntil(jobStatus(boom), (j) => j.status === "dead")
-        const unknown = yield* queue.enqueue({ kind: "no-such-kind", payload: {} })
+        const unknown = yield* queue.enqueue(Unknown, {})
         const dead = yield* waitUntil(jobStatus(unknown), (j) => j.status === "dead")
         expect(dead.lastError).toContain("No handler")
         yield* Scope.close(scope, Exit.void)
@@ -109,7 +119,7 @@ describe("worker pool", () => {
         const queue = yield* JobQueue
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE jobs SET status = 'done' WHERE status IN ('pending', 'running')`
-        const id = yield* queue.enqueue({ kind: "quick", payload: {} })
+        const id = yield* queue.enqueue(Quick, {})
         const claims = yield* Effect.all([queue.claim("w1"), queue.claim("w2"), queue.claim("w3")], { concurrency: 3 })
         const winners = claims.filter(Option.isSome)
         expect(winners).toHaveLength(1)
@@ -119,6 +129,45 @@ describe("worker pool", () => {
         yield* Effect.sleep("1100 millis")
         const again = yield* queue.claim("w5")
         expect(Option.map(again, (j) => [j.id, j.attempts])).toEqual(Option.some([id, 2]))
+      }))
+
+    it.scoped("a delayed job runs when it is due, not at the next poll", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        yield* startPoolWith({ JOB_POLL_INTERVAL: "20 seconds" })
+        // Let the dispatcher go idle first: it then sleeps for the poll interval unless told otherwise.
+        yield* Effect.sleep("300 millis")
+        const id = yield* queue.enqueue(Quick, {}, { delay: "400 millis" })
+        yield* waitUntil(jobStatus(id), (j) => j.status === "done", 5_000)
+      }))
+
+    // The embedded database has no LISTEN (its notifications are in-process).
+    it.scoped.skipIf(!usingPostgres)("LISTEN is re-established when its connection drops", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const sql = yield* SqlClient.SqlClient
+        yield* startPoolWith({ JOB_POLL_INTERVAL: "20 seconds" })
+        const listeners = sql<{ readonly pid: number }>`
+          SELECT pid FROM pg_stat_activity WHERE application_name = 'parley-listen' AND datname = current_database()`
+        const [listener] = yield* waitUntil(listeners, (rows) => rows.length === 1)
+        yield* sql`SELECT pg_terminate_backend(${listener!.pid})`
+        yield* waitUntil(listeners, (rows) => rows.length === 1 && rows[0]!.pid !== listener!.pid, 5_000)
+        const id = yield* queue.enqueue(Quick, {})
+        yield* waitUntil(jobStatus(id), (j) => j.status === "done", 5_000)
+      }))
+
+    it.effect("finished jobs are purged after the retention period; pending and recent ones stay", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const sql = yield* SqlClient.SqlClient
+        const old = yield* queue.enqueue(Quick, {}, { delay: "1 hour" })
+        const recent = yield* queue.enqueue(Quick, {}, { delay: "1 hour" })
+        const pending = yield* queue.enqueue(Quick, {}, { delay: "1 hour" })
+        yield* sql`UPDATE jobs SET status = 'done', finished_at = now() - interval '8 days' WHERE id = ${old}`
+        yield* sql`UPDATE jobs SET status = 'dead', finished_at = now() - interval '1 day' WHERE id = ${recent}`
+        expect(yield* queue.purge("7 days")).toBe(1)
+        const left = yield* sql<{ readonly id: string }>`SELECT id FROM jobs WHERE id IN (${old}, ${recent}, ${pending})`
+        expect(left.map((r) => r.id).sort()).toEqual([recent, pending].sort())
       }))
   })
 })

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Api } from "../../src/Api.js"
 import { HttpLive, ServicesLive } from "../../src/Http.js"
-import { WorkerPoolLive } from "../../src/Jobs/Workers.js"
+import { WorkerPoolLive } from "../../src/App.js"
 import { TestDatabase } from "./Database.js"
 
 export const ADMIN_TOKEN = "padm_test-admin-token"

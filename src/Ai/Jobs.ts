@@ -1,0 +1,8 @@
+/** The reply job kind: answer the customer's messages up to `messageId` (PRODUCT.md §6). */
+import * as Schema from "effect/Schema"
+import { ConversationId, MessageId } from "../Domain/Ids.js"
+import * as Job from "../Jobs/Job.js"
+
+export const GenerateReply = Job.define("generate_reply", {
+  payload: Schema.Struct({ conversationId: ConversationId, messageId: MessageId })
+})

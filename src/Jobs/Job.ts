@@ -1,0 +1,110 @@
+/**
+ * Typed jobs. A kind of job is defined once, with its payload schema and its ordering:
+ *
+ * ```ts
+ * export const DeliverEvent = Job.define("deliver_event", {
+ *   payload: Schema.Struct({ eventId: EventId }),
+ *   orderedBy: "conversation",
+ *   key: ({ eventId }) => eventId
+ * })
+ * ```
+ *
+ * `JobQueue.enqueue(DeliverEvent, payload, …)` encodes the payload; a handler made with `Job.handle`
+ * receives it decoded, and a payload that does not decode makes the job dead with the reason. Which
+ * handler runs which kind is decided by the composition root (`App.ts`): this folder knows no feature.
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { ConversationId, JobId } from "../Domain/Ids.js"
+
+export interface Definition<A, I> {
+  readonly name: string
+  readonly payload: Schema.Schema<A, I>
+  /**
+   * `"conversation"`: jobs of this kind for one conversation run one at a time, in the order their
+   * transactions committed (see `JobQueue.enqueue`).
+   */
+  readonly orderedBy: "conversation" | undefined
+  /** At most one live (pending or running) job per key: the queue refuses a second one. */
+  readonly key: ((payload: A) => string) | undefined
+  /**
+   * `"handler"`: the handler settles its own failures (as the delivery policy does); only failures it
+   * cannot settle (the database) reach the worker, which retries them until they pass. Otherwise a job
+   * that keeps failing is dead after `JOB_MAX_ATTEMPTS`.
+   */
+  readonly retries: "bounded" | "handler"
+}
+
+export const define = <A, I>(
+  name: string,
+  options: {
+    readonly payload: Schema.Schema<A, I>
+    readonly orderedBy?: "conversation"
+    readonly key?: (payload: A) => string
+    readonly retries?: "bounded" | "handler"
+  }
+): Definition<A, I> => ({
+  name,
+  payload: options.payload,
+  orderedBy: options.orderedBy,
+  key: options.key,
+  retries: options.retries ?? "bounded"
+})
+
+/** How a run ended: done, to be retried after a delay, or given up. */
+export type Outcome = Data.TaggedEnum<{
+  Done: {}
+  Retry: { readonly delay: Duration.DurationInput; readonly error: string }
+  Dead: { readonly error: string }
+}>
+export const Outcome = Data.taggedEnum<Outcome>()
+
+/** A claimed job, as its handler sees it. */
+export const Claimed = Schema.Struct({
+  id: JobId,
+  kind: Schema.String,
+  payload: Schema.Unknown,
+  attempts: Schema.Number,
+  traceContext: Schema.NullOr(Schema.Struct({ traceparent: Schema.String })),
+  conversationId: Schema.NullOr(ConversationId)
+})
+export type Claimed = typeof Claimed.Type
+
+export interface Handler {
+  readonly name: string
+  readonly retries: "bounded" | "handler"
+  /** Failures and defects are the worker's to retry (see `Definition.retries`). */
+  readonly run: (job: Claimed) => Effect.Effect<Outcome, unknown>
+}
+
+/** Runs `run` with the decoded payload; a payload that does not decode is dead at once. */
+export const handle = <A, I, E>(
+  definition: Definition<A, I>,
+  run: (payload: A, job: Claimed) => Effect.Effect<Outcome, E>
+): Handler => {
+  const decode = ParseResult.decodeUnknown(definition.payload, { errors: "all" })
+  return {
+    name: definition.name,
+    retries: definition.retries,
+    run: (job) =>
+      decode(job.payload).pipe(
+        Effect.matchEffect({
+          onFailure: (issue) =>
+            Effect.succeed(Outcome.Dead({
+              error: `Payload does not decode: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`.slice(0, 1000)
+            })),
+          onSuccess: (payload) => run(payload, job)
+        })
+      )
+  }
+}
+
+/** The handler of each kind, by name; built by the composition root. */
+export class Handlers extends Context.Tag("Parley/JobHandlers")<Handlers, ReadonlyMap<string, Handler>>() {}
+
+export const handlers = (list: ReadonlyArray<Handler>): ReadonlyMap<string, Handler> =>
+  new Map(list.map((handler) => [handler.name, handler]))

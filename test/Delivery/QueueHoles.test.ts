@@ -1,0 +1,204 @@
+/**
+ * The three holes of the job queue (issue 7), each shown by a test that failed before the fix:
+ * 1. a delivery that fails before its POST ends in the delivery policy (dead with the reason), and a
+ *    dead event never blocks the events of its conversation behind it;
+ * 2. a replay while an attempt is in flight takes effect after that attempt, at once, with one live job;
+ * 3. events of one conversation enqueued by concurrent transactions are delivered in commit order.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Events } from "../../src/Delivery/Events.js"
+import type { ConversationId, CustomerId, IntegrationId } from "../../src/Domain/Ids.js"
+import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
+import { call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
+import { usingPostgres } from "../support/Database.js"
+import { makeReceiver } from "../support/Receiver.js"
+
+const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
+
+const eventRows = (integrationId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly id: string; readonly status: string; readonly lastError: string | null; readonly attempts: number }>`
+      SELECT id, status, last_error, attempts FROM events WHERE integration_id = ${integrationId}
+      ORDER BY created_at, id`)
+
+const liveJobs = (eventId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly n: number }>`
+      SELECT count(*)::int AS n FROM jobs
+      WHERE kind = 'deliver_event' AND payload->>'eventId' = ${eventId} AND status IN ('pending', 'running')`)
+    .pipe(Effect.map((rows) => rows[0]?.n ?? 0))
+
+const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, predicate: (a: A) => boolean, timeoutMs = 15_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (true) {
+      const value = yield* check
+      if (predicate(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`Timed out; last: ${JSON.stringify(value)}`)
+      yield* Effect.sleep("25 millis")
+    }
+  })
+
+/** A conversation of the tenant, made through the API (events need one to be ordered). */
+const conversationOf = (tenant: Tenant, externalId: string) =>
+  call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
+    token: tenant.token,
+    body: { id: `${externalId}-m`, role: "human", customerId, conversationId: externalId, text: "hi", syncOnly: true }
+  }).pipe(Effect.map((reply) => {
+    const body = reply.body as { conversation: { id: ConversationId; customerId: CustomerId } }
+    return { id: body.conversation.id, externalId, customerId: body.conversation.customerId }
+  }))
+
+const integrationOf = (tenant: Tenant) =>
+  Effect.flatMap(IntegrationsRepo, (repo) => repo.findById(tenant.integrationId as IntegrationId)).pipe(
+    Effect.map(Option.getOrThrow),
+    Effect.orDie
+  )
+
+const App = (overrides: Record<string, string>) =>
+  Layer.mergeAll(Events.Default, IntegrationsRepo.Default).pipe(Layer.provideMerge(TestAppWithWorkers(overrides)))
+
+describe("queue holes", () => {
+  layer(
+    App({
+      DELIVERY_MAX_AGE: "1500 millis",
+      DELIVERY_RETRY_BASE: "100 millis",
+      DELIVERY_RETRY_MAX_DELAY: "200 millis"
+    }),
+    { excludeTestServices: true, timeout: 120_000 }
+  )((it) => {
+    it.scoped("a webhook secret that cannot be decrypted ends in the delivery policy: dead with the reason", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver()
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url })
+        const sql = yield* SqlClient.SqlClient
+        // Sealed with a key this instance does not have.
+        yield* sql`UPDATE workspaces SET webhook_secret = 'aes256gcm:v1:AAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAA==:AAAA'
+                   WHERE id = ${tenant.workspaceId}`
+        const conversation = yield* conversationOf(tenant, "secret")
+        const integration = yield* integrationOf(tenant)
+        const events = yield* Events
+        yield* events.emit({ integration, conversation, kind: "typing", data: {} }).pipe(sql.withTransaction)
+        const [dead] = yield* eventually(eventRows(tenant.integrationId), (rows) => rows[0]?.status === "dead")
+        expect(dead!.lastError).toContain("PARLEY_ENCRYPTION_KEY")
+        expect(receiver.received()).toEqual([])
+      }))
+
+    it.scoped("a job whose payload does not decode is dead, and the events behind it are delivered", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver()
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url })
+        const conversation = yield* conversationOf(tenant, "payload")
+        const integration = yield* integrationOf(tenant)
+        const events = yield* Events
+        const sql = yield* SqlClient.SqlClient
+        const [, second] = yield* Effect.gen(function*() {
+          const first = yield* events.emit({ integration, conversation, kind: "typing", data: { n: 1 } })
+          yield* sql`UPDATE jobs SET payload = '{"eventId": 5}'::jsonb WHERE payload->>'eventId' = ${first}`
+          const second = yield* events.emit({ integration, conversation, kind: "typing", data: { n: 2 } })
+          return [first, second] as const
+        }).pipe(sql.withTransaction)
+        const [request] = yield* receiver.waitFor(1)
+        expect((JSON.parse(request!.body) as { eventId: string }).eventId).toBe(second)
+        const jobs = yield* sql<{ readonly status: string; readonly lastError: string | null }>`
+          SELECT status, last_error FROM jobs WHERE kind = 'deliver_event' AND payload = '{"eventId": 5}'::jsonb`
+        expect(jobs.map((j) => j.status)).toEqual(["dead"])
+        expect(jobs[0]!.lastError).toContain("eventId")
+      }))
+
+    it.scoped("replay during an attempt: one live job, and the replay runs right after that attempt", () =>
+      Effect.gen(function*() {
+        // The first attempt takes 800 ms and fails; a retry would wait DELIVERY_RETRY_BASE (10 s here).
+        const receiver = yield* makeReceiver((_, index) => index === 0 ? { status: 500, delayMs: 800 } : { status: 200 })
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url })
+        const sql = yield* SqlClient.SqlClient
+        const conversation = yield* conversationOf(tenant, "replay-running")
+        const integration = yield* integrationOf(tenant)
+        const events = yield* Events
+        const eventId = yield* events.emit({ integration, conversation, kind: "typing", data: {} }).pipe(
+          sql.withTransaction
+        )
+        yield* receiver.waitFor(1)
+        const replay = yield* call("POST", `/v1/integration/${tenant.integrationId}/deliveries/${eventId}/replay`, {
+          token: tenant.token
+        })
+        expect(replay.status).toBe(200)
+        expect(yield* liveJobs(eventId)).toBe(1)
+        const requests = yield* receiver.waitFor(2, 5_000)
+        const [row] = yield* eventually(eventRows(tenant.integrationId), (rows) => rows[0]?.status === "delivered")
+        expect(row!.attempts).toBe(2)
+        expect(requests).toHaveLength(2)
+        expect(yield* liveJobs(eventId)).toBe(0)
+        const attempts = yield* sql<{ readonly attempt: number }>`
+          SELECT attempt FROM delivery_attempts WHERE event_id = ${eventId} ORDER BY id`
+        expect(attempts.map((a) => a.attempt)).toEqual([1, 2])
+      }), { timeout: 60_000 })
+
+    it.scoped("an event without a conversation is never attempted twice at once", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver((_, index) => ({ status: 200, delayMs: index === 0 ? 600 : 0 }))
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url })
+        const integration = yield* integrationOf(tenant)
+        const events = yield* Events
+        const sql = yield* SqlClient.SqlClient
+        const eventId = yield* events.emit({ integration, conversation: null, kind: "conversation_summary", data: {} }).pipe(
+          sql.withTransaction
+        )
+        yield* receiver.waitFor(1)
+        yield* call("POST", `/v1/integration/${tenant.integrationId}/deliveries/${eventId}/replay`, { token: tenant.token })
+        const requests = yield* receiver.waitFor(2, 5_000)
+        // The second request starts only after the first was answered.
+        expect(requests[1]!.at).toBeGreaterThanOrEqual(requests[0]!.at + 550)
+        const attempts = yield* eventually(
+          sql<{ readonly attempt: number }>`SELECT attempt FROM delivery_attempts WHERE event_id = ${eventId} ORDER BY id`,
+          (rows) => rows.length >= 2
+        )
+        expect(attempts.map((a) => a.attempt)).toEqual([1, 2])
+      }))
+  })
+
+  layer(App({ DELIVERY_RETRY_BASE: "10 seconds", DELIVERY_RETRY_MAX_DELAY: "10 seconds" }), {
+    excludeTestServices: true,
+    timeout: 120_000
+  })((it) => {
+    it.scoped("a replay of a failing event does not wait for the retry it replaces", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver((_, index) => index === 0 ? { status: 500, delayMs: 800 } : { status: 200 })
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url })
+        const sql = yield* SqlClient.SqlClient
+        const conversation = yield* conversationOf(tenant, "replay-wait")
+        const integration = yield* integrationOf(tenant)
+        const events = yield* Events
+        const eventId = yield* events.emit({ integration, conversation, kind: "typing", data: {} }).pipe(
+          sql.withTransaction
+        )
+        yield* receiver.waitFor(1)
+        yield* call("POST", `/v1/integration/${tenant.integrationId}/deliveries/${eventId}/replay`, { token: tenant.token })
+        const requests = yield* receiver.waitFor(2, 5_000)
+        expect(requests[1]!.at - requests[0]!.at).toBeLessThan(3_000)
+      }))
+
+    // On PGlite transactions run one at a time, so the race cannot happen there.
+    it.scoped.skipIf(!usingPostgres)("events of one conversation from concurrent transactions go out in commit order", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver()
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url })
+        const sql = yield* SqlClient.SqlClient
+        const conversation = yield* conversationOf(tenant, "order")
+        const integration = yield* integrationOf(tenant)
+        const events = yield* Events
+        const emit = (n: number) => events.emit({ integration, conversation, kind: "typing", data: { n } })
+        // The first transaction takes its sequence number, then holds on; the second commits meanwhile.
+        yield* Effect.all([
+          Effect.zipLeft(emit(1), Effect.sleep("600 millis")).pipe(sql.withTransaction),
+          Effect.zipRight(Effect.sleep("150 millis"), emit(2).pipe(sql.withTransaction))
+        ], { concurrency: 2 })
+        const requests = yield* receiver.waitFor(2)
+        expect(requests.map((r) => (JSON.parse(r.body) as { data: { n: number } }).data.n)).toEqual([1, 2])
+      }))
+  })
+})
