@@ -33,3 +33,6 @@ export const SecretRotationGrace = Config.duration("PARLEY_SECRET_ROTATION_GRACE
 
 /** Whether the first start of an empty database creates a demo workspace. */
 export const SeedDemo = Config.boolean("PARLEY_SEED_DEMO").pipe(Config.withDefault(true))
+
+/** Port of the Prometheus `/metrics` endpoint (a server of its own, apart from `PORT`); unset: none. */
+export const MetricsPort = Config.option(Config.port("METRICS_PORT"))
