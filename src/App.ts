@@ -4,6 +4,7 @@ import * as Layer from "effect/Layer"
 import { EmbeddedRepliesLive } from "./Ai/Embedded.js"
 import { Replies } from "./Ai/GenerateReply.js"
 import { GenerateReply } from "./Ai/Jobs.js"
+import { DeliveryGaugesLive } from "./Delivery/Gauges.js"
 import { DeliverEvent } from "./Delivery/Jobs.js"
 import { Sender } from "./Delivery/Sender.js"
 import { ServerLive, ServicesLive } from "./Http.js"
@@ -29,7 +30,9 @@ export const JobHandlersLive = Layer.effect(
 ).pipe(Layer.provide([Sender.Default, Replies.Default.pipe(Layer.provide(EmbeddedRepliesLive))]))
 
 /** The supervised worker pool with every job kind's handler; needs the database. */
-export const WorkerPoolLive = WorkersLive.pipe(Layer.provide([JobHandlersLive, JobQueue.Default]))
+export const WorkerPoolLive = Layer.merge(WorkersLive, DeliveryGaugesLive).pipe(
+  Layer.provide([JobHandlersLive, JobQueue.Default])
+)
 
 export const AppLive = Layer.mergeAll(ServerLive, WorkerPoolLive).pipe(
   Layer.provide(SeedLive.pipe(Layer.provide(ServicesLive))),

@@ -85,3 +85,6 @@ export const DeliveryConfig = Config.all({
   timeout: Config.duration("DELIVERY_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10)))
 })
 export type DeliveryConfig = Config.Config.Success<typeof DeliveryConfig>
+
+/** Port of the Prometheus `/metrics` endpoint (a server of its own, apart from `PORT`); unset: none. */
+export const MetricsPort = Config.option(Config.port("METRICS_PORT"))

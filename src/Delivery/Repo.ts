@@ -149,7 +149,13 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
             WHERE id = ${id} RETURNING *`
     })
 
+    /** Events given up and not replayed since (the dead-letter gauge). */
+    const countDead = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM events WHERE status = 'dead'`.pipe(
+      Effect.map((rows) => rows[0]?.n ?? 0)
+    )
+
     return {
+      countDead,
       insert,
       findById,
       lock,

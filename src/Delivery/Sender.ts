@@ -20,7 +20,7 @@ import type { EventId } from "../Domain/Ids.js"
 import { reservedHeaderNames } from "../Domain/Integration.js"
 import { IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
-import { deliveryAttemptDuration, deliveryAttempts, deliveryLatency } from "../Observability/Metrics.js"
+import { deliveryAttemptDuration, deliveryAttempts, deliveryDead, deliveryLatency } from "../Observability/Metrics.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { DeliveriesRepo, type EventRow } from "./Repo.js"
 import { nextAttempt, parseRetryAfter } from "./Retry.js"
@@ -196,10 +196,11 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
             nextRetryAt
           })
         const dead = (error: string) =>
-          Effect.zipRight(
+          Effect.all([
             repo.markDead(event.id, { attempts: number, statusCode: result.statusCode, error }),
-            Effect.logError("Delivery dead-lettered").pipe(log(event, number, result))
-          )
+            Effect.logError("Delivery dead-lettered").pipe(log(event, number, result)),
+            Metric.increment(Metric.tagged(deliveryDead, "event", event.kind))
+          ], { discard: true })
 
         if (event.generation !== started.generation) {
           // Replayed while this attempt was in flight: the replay's own run follows at once.

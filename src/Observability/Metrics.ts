@@ -1,9 +1,13 @@
 /**
- * Parley's metrics, as Effect `Metric`s. With OpenTelemetry configured they are exported over OTLP
- * (see `Telemetry.ts`); names follow OpenTelemetry's conventions where one exists.
+ * Parley's metrics, as Effect `Metric`s. They are exported over OTLP and served to Prometheus at
+ * `METRICS_PORT` (see `Telemetry.ts`, `Prometheus.ts`); names follow OpenTelemetry's conventions where
+ * one exists. Prometheus sees `.` as `_` and a `_total` suffix on counters (docs/observability.md).
+ * Counters are `incremental`: only those are monotonic counters to OpenTelemetry and Prometheus.
  */
+import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import { EventKind } from "../Domain/Delivery.js"
 
 const seconds = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 14 })
 const longSeconds = MetricBoundaries.exponential({ start: 0.05, factor: 2, count: 16 })
@@ -40,6 +44,15 @@ export const deliveryAttemptDuration = Metric.histogram(
   seconds,
   "One webhook POST (s)"
 )
+/** Incremented with the `event` tag (the event kind) each time an event is dead-lettered. */
+export const deliveryDead = Metric.counter("parley.delivery.dead", {
+  description: "Events dead-lettered, by event kind",
+  incremental: true
+})
+/** Set, like the queue gauges, from a periodic count of events in status `dead` (all workspaces). */
+export const deadLetters = Metric.gauge("parley.delivery.dead_letters", {
+  description: "Events in status dead, not replayed"
+})
 export const deliveryLatency = Metric.histogram(
   "parley.delivery.end_to_end",
   longSeconds,
@@ -50,4 +63,42 @@ export const aiLatency = Metric.histogram("parley.ai.duration", seconds, "AI rep
 export const aiTokens = Metric.counter("parley.ai.tokens", {
   description: "Tokens used by AI providers, by provider and direction",
   incremental: true
+})
+/** Incremented once per provider call with the tags `provider` and `outcome` (`success`, `error`). */
+export const aiRequests = Metric.counter("parley.ai.requests", {
+  description: "AI provider calls, by provider and outcome",
+  incremental: true
+})
+
+/** Every metric above. */
+export const all = [
+  httpRequests,
+  httpDuration,
+  jobsEnqueued,
+  jobsClaimed,
+  jobsSucceeded,
+  jobsFailed,
+  jobsDead,
+  jobDuration,
+  queueDepth,
+  oldestPendingAge,
+  eventsEmitted,
+  deliveryAttempts,
+  deliveryAttemptDuration,
+  deliveryDead,
+  deadLetters,
+  deliveryLatency,
+  aiLatency,
+  aiTokens,
+  aiRequests
+] as const
+
+/**
+ * Makes every metric's series exist from the start, at 0, and the dead-letter counter's for each
+ * event kind: Prometheus' `increase()` cannot see the first event of a series that appears at 1, and
+ * the dead-letter alert must fire on the first dead letter.
+ */
+export const registerAll = Effect.sync(() => {
+  for (const metric of all) metric.register()
+  for (const kind of EventKind.literals) Metric.tagged(deliveryDead, "event", kind).register()
 })

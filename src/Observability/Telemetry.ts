@@ -1,7 +1,8 @@
 /**
  * OpenTelemetry from the standard variables. With `OTEL_EXPORTER_OTLP_ENDPOINT` (or the per-signal
  * `OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT`) set, traces, metrics and logs are exported over
- * OTLP/HTTP; with none set, nothing is exported and nothing is installed (Effect's own tracer only
+ * OTLP/HTTP; with `METRICS_PORT` set, metrics are also served to Prometheus (`Prometheus.ts`), with or
+ * without OTLP. With none set, nothing is exported and nothing is installed (Effect's own tracer only
  * makes the trace ids that logs and 500 bodies carry).
  */
 import { NodeSdk } from "@effect/opentelemetry"
@@ -22,6 +23,9 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as AppConfig from "../Config.js"
+import { registerAll } from "./Metrics.js"
+import { makePrometheusReader } from "./Prometheus.js"
 import { RedactingSpanExporter } from "./Redaction.js"
 
 export const TelemetryConfig = Config.all({
@@ -57,13 +61,20 @@ export const samplerFromEnv = (name: string, ratio: number): Sampler => {
 const signalUrl = (base: Option.Option<string>, own: Option.Option<string>, signal: string) =>
   Option.orElse(own, () => Option.map(base, (url) => `${url.replace(/\/+$/, "")}/v1/${signal}`))
 
-export const TelemetryLive = Layer.unwrapEffect(
+export const TelemetryLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* TelemetryConfig
     const traces = signalUrl(config.endpoint, config.tracesEndpoint, "traces")
     const metrics = signalUrl(config.endpoint, config.metricsEndpoint, "metrics")
     const logs = signalUrl(config.endpoint, config.logsEndpoint, "logs")
-    if (Option.isNone(traces) && Option.isNone(metrics) && Option.isNone(logs)) return Layer.empty
+    const metricsPort = yield* AppConfig.MetricsPort
+    const prometheus = Option.isSome(metricsPort)
+      ? Option.some(yield* makePrometheusReader({ port: metricsPort.value, host: yield* AppConfig.Host }))
+      : Option.none()
+    if (Option.isNone(traces) && Option.isNone(metrics) && Option.isNone(logs) && Option.isNone(prometheus)) {
+      return Layer.empty
+    }
+    if (Option.isSome(metrics) || Option.isSome(prometheus)) yield* registerAll
     return NodeSdk.layer(() => ({
       resource: { serviceName: config.serviceName, serviceVersion: "0.1.0" },
       tracerConfig: { sampler: samplerFromEnv(config.sampler, config.samplerArg) },
@@ -71,15 +82,18 @@ export const TelemetryLive = Layer.unwrapEffect(
         onNone: () => [],
         onSome: (url) => [new BatchSpanProcessor(new RedactingSpanExporter(new OTLPTraceExporter({ url })))]
       }),
-      metricReader: Option.match(metrics, {
-        onNone: () => [],
-        onSome: (url) => [
-          new PeriodicExportingMetricReader({
-            exporter: new OTLPMetricExporter({ url }),
-            exportIntervalMillis: config.metricIntervalMillis
-          })
-        ]
-      }),
+      metricReader: [
+        ...Option.match(metrics, {
+          onNone: () => [],
+          onSome: (url) => [
+            new PeriodicExportingMetricReader({
+              exporter: new OTLPMetricExporter({ url }),
+              exportIntervalMillis: config.metricIntervalMillis
+            })
+          ]
+        }),
+        ...Option.toArray(prometheus)
+      ],
       logRecordProcessor: Option.match(logs, {
         onNone: () => [],
         onSome: (url) => [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url }) })]

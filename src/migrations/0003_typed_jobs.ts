@@ -30,4 +30,6 @@ export default Effect.gen(function*() {
 
   // Bumped by every replay: an attempt that was in flight during a replay does not settle the event.
   yield* sql`ALTER TABLE events ADD COLUMN generation integer NOT NULL DEFAULT 0`
+  // The dead-letter gauge counts these every few seconds: an index-only count.
+  yield* sql`CREATE INDEX events_dead_idx ON events (dead_at) WHERE status = 'dead'`
 })

@@ -5,7 +5,9 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import { verifyWebhook } from "../../src/Delivery/Signature.js"
+import { deliveryDead } from "../../src/Observability/Metrics.js"
 import { call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
 import { makeReceiver } from "../support/Receiver.js"
 
@@ -42,8 +44,11 @@ describe("dead letters and replay", () => {
       Effect.gen(function*() {
         const receiver = yield* makeReceiver(() => ({ status: 500 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
+        const deadCounter = Metric.tagged(deliveryDead, "event", "send_messages")
+        const deadBefore = (yield* Metric.value(deadCounter)).count
         yield* ask(tenant, "m-1", "c-1")
         const [dead] = yield* until(tenant, (list) => list.length === 1 && list[0].status === "dead")
+        expect((yield* Metric.value(deadCounter)).count).toBe(deadBefore + 1)
         expect(dead.attempts).toBeGreaterThanOrEqual(2)
         expect(dead).toMatchObject({ event: "send_messages", lastStatusCode: 500, lastError: "HTTP 500" })
         expect(dead.deadAt).toMatch(/Z$/)
