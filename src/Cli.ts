@@ -6,6 +6,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -13,24 +14,24 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import {
-  Article,
-  CreatedToken,
-  CreatedWorkspace,
-  RotatedSecret,
-  Tone,
-  TokenSummary,
-  WorkspaceDetail,
-  WorkspaceSummary
-} from "./Admin/Api.js"
 import { Api } from "./Api.js"
 import { AppLive } from "./App.js"
 import * as AppConfig from "./Config.js"
 import { Replayed } from "./Delivery/Api.js"
-import { Delivery, DeliveryDetail } from "./Domain/Delivery.js"
+import { DeliveryDetail, DeliveryJson } from "./Domain/Delivery.js"
 import { EventId, IntegrationId, TokenId, WorkspaceId } from "./Domain/Ids.js"
+import { FeatureName, IntegrationJson } from "./Domain/Integration.js"
+import { ArticleJson } from "./Domain/Knowledge.js"
 import { Timestamp } from "./Domain/Primitives.js"
-import { featureNames, Integration } from "./Domain/Integration.js"
+import {
+  CreatedToken,
+  CreatedWorkspace,
+  RotatedSecret,
+  TokenSummary,
+  ToneJson,
+  WorkspaceDetail,
+  WorkspaceSummary
+} from "./Domain/Workspace.js"
 import { latestMigrationId } from "./migrations/index.js"
 import { SqlLive } from "./Sql.js"
 
@@ -205,7 +206,7 @@ const secretRotate = Command.make("rotate", { ...connection, workspaceId }, (con
     Effect.flatMap(client.rotateWebhookSecret({ path: { workspaceId: conn.workspaceId } }), (rotated) =>
       print(conn, RotatedSecret, rotated, (r) =>
         `New webhook secret: ${r.webhookSecret}\n  (the previous one is also used to sign until ${
-          Schema.encodeSync(RotatedSecret)(r).previousSecretExpiresAt
+          DateTime.formatIso(r.previousSecretExpiresAt)
         })`)))
 ).pipe(Command.withDescription("Rotate a workspace's webhook secret"))
 
@@ -215,11 +216,13 @@ const secret = Command.make("secret").pipe(
 )
 
 const parseFeature = (entry: string) => {
-  const [name, value = "true"] = entry.split("=")
-  if (!(featureNames as ReadonlyArray<string>).includes(name ?? "")) {
-    return Effect.fail(new CliFailure({ message: `Unknown feature ${name}; known: ${featureNames.join(", ")}` }))
-  }
-  return Effect.succeed([name!, value === "true"] as const)
+  const [name = "", value = "true"] = entry.split("=")
+  return Schema.decodeUnknown(FeatureName)(name).pipe(
+    Effect.mapError(() =>
+      new CliFailure({ message: `Unknown feature ${name}; known: ${FeatureName.literals.join(", ")}` })
+    ),
+    Effect.map((feature) => [feature, value === "true"] as const)
+  )
 }
 
 const integrationCreate = Command.make(
@@ -254,14 +257,14 @@ const integrationCreate = Command.make(
             channelsSettings: {}
           }
         })
-        yield* print(conn, Integration, created, (i) => `Integration ${i.settings.name}: ${i.integrationId}`)
+        yield* print(conn, IntegrationJson, created, (i) => `Integration ${i.settings.name}: ${i.integrationId}`)
       }))
 ).pipe(Command.withDescription("Create an integration (its webhook receives Parley's events)"))
 
 const integrationList = Command.make("list", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
     Effect.flatMap(client.listIntegrations({ path: { workspaceId: conn.workspaceId } }), (list) =>
-      print(conn, Schema.Array(Integration), list, (is) =>
+      print(conn, Schema.Array(IntegrationJson), list, (is) =>
         is.map((i) => `${i.integrationId}  ${i.integration}  ${i.settings.name}  ${i.settings.webhook.url}`).join(
           "\n"
         ))))
@@ -282,7 +285,7 @@ const toneCreate = Command.make(
           path: { workspaceId: conn.workspaceId },
           payload: { name: conn.name, instructions: conn.instructions }
         }),
-        (tone) => print(conn, Tone, tone, (t) => `Tone ${t.name}: ${t.id}`)
+        (tone) => print(conn, ToneJson, tone, (t) => `Tone ${t.name}: ${t.id}`)
       ))
 ).pipe(Command.withDescription("Create a tone (what toneId and firstResponseToneId refer to)"))
 
@@ -322,14 +325,14 @@ const kbAdd = Command.make(
         Effect.gen(function*() {
           const article = yield* readArticle(file, conn.urlBase, conn.files.length === 1 ? conn.articleUrl : Option.none())
           const created = yield* client.createArticle({ path: { workspaceId: conn.workspace }, payload: article })
-          yield* print(conn, Article, created, (a) => `Article ${a.title}: ${a.id}${a.url ? ` (${a.url})` : ""}`)
+          yield* print(conn, ArticleJson, created, (a) => `Article ${a.title}: ${a.id}${a.url ? ` (${a.url})` : ""}`)
         }), { discard: true }))
 ).pipe(Command.withDescription("Add Markdown files to a workspace's knowledge base"))
 
 const kbList = Command.make("list", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
     Effect.flatMap(client.listArticles({ path: { workspaceId: conn.workspaceId } }), (list) =>
-      print(conn, Schema.Array(Article), list, (as) =>
+      print(conn, Schema.Array(ArticleJson), list, (as) =>
         as.length === 0 ? "No articles" : as.map((a) => `${a.id}  ${a.title}  ${a.url ?? ""}`).join("\n"))))
 ).pipe(Command.withDescription("List a workspace's knowledge-base articles"))
 
@@ -354,7 +357,7 @@ const workspaceCall = <A, E, R>(
 const publicClient = (url: string, token: string) =>
   HttpApiClient.make(Api, { baseUrl: url, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token)) })
 
-const describeDelivery = (d: Delivery) =>
+const describeDelivery = (d: typeof DeliveryJson.Type) =>
   `${d.id}  ${d.event.padEnd(18)} ${d.status.padEnd(9)} attempts=${d.attempts}` +
   (d.lastError === null ? "" : `  last error: ${d.lastError}`)
 
@@ -382,7 +385,7 @@ const deliveriesList = Command.make(
             ...(since !== undefined ? { since } : {})
           }
         })
-        yield* print(conn, Schema.Array(Delivery), list, (ds) =>
+        yield* print(conn, Schema.Array(DeliveryJson), list, (ds) =>
           ds.length === 0 ? "No deliveries" : ds.map(describeDelivery).join("\n"))
       }))
 ).pipe(Command.withDescription("List an integration's deliveries (newest first)"))
@@ -421,7 +424,7 @@ const deliveriesReplay = Command.make(
           const d = yield* client.deliveries.replay({
             path: { integration_id: conn.integrationId, delivery_id: conn.deliveryId.value }
           })
-          return yield* print(conn, Delivery, d, (d) => `Replaying ${describeDelivery(d)}`)
+          return yield* print(conn, DeliveryJson, d, (d) => `Replaying ${describeDelivery(d)}`)
         }
         if (Option.isNone(conn.since)) {
           return yield* new CliFailure({ message: "Give a delivery id, or --since <time> to replay all dead or failed" })

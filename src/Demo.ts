@@ -11,6 +11,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -18,8 +19,7 @@ import * as path from "node:path"
 import { Api } from "./Api.js"
 import { generateToken } from "./Auth/Crypto.js"
 import { verifyWebhook } from "./Delivery/Signature.js"
-import { HttpLive, ServicesLive } from "./Http.js"
-import { WorkerPoolLive } from "./App.js"
+import { makeApp } from "./App.js"
 import { TelemetryLive } from "./Observability/Telemetry.js"
 import { SqlLive } from "./Sql.js"
 
@@ -51,6 +51,14 @@ const articles = [
       "The link expires after one hour."
   }
 ]
+
+/** What the demo reads of a delivery's body (and the whole of it, to print). */
+const decodeEnvelope = (body: string) =>
+  Schema.decodeUnknown(Schema.parseJson(Schema.Struct({ event: Schema.String, eventId: Schema.String })))(body).pipe(
+    Effect.zip(Schema.decodeUnknown(Schema.parseJson())(body)),
+    Effect.map(([envelope, whole]) => ({ ...envelope, whole })),
+    Effect.orDie
+  )
 
 /** A webhook receiver on a loopback port; it answers 401 to a bad signature, as the spec's reference does. */
 const receiver = (secret: () => string, inbox: Queue.Queue<Received>) =>
@@ -134,14 +142,14 @@ const program = (adminToken: string) => Effect.gen(function*() {
       })
       const first = yield* Queue.take(inbox)
       const deliveries = [first]
-      const event = JSON.parse(first.body) as { event: string; eventId: string }
+      const event = yield* decodeEnvelope(first.body)
       if (event.event === "send_messages") {
         // An escalation follows its reply in order; give it a moment.
         const next = yield* Queue.take(inbox).pipe(Effect.timeout("3 seconds"), Effect.option)
         if (next._tag === "Some") deliveries.push(next.value)
       }
       for (const delivery of deliveries) {
-        const parsed = JSON.parse(delivery.body) as { event: string; eventId: string }
+        const parsed = yield* decodeEnvelope(delivery.body)
         const rows = yield* sql<{ readonly createdAt: Date }>`SELECT created_at FROM events WHERE id = ${parsed.eventId}`
         const enqueued = rows[0]?.createdAt.getTime() ?? delivery.at
         yield* Console.log(
@@ -149,7 +157,7 @@ const program = (adminToken: string) => Effect.gen(function*() {
             `\nWebhook POST ${hookUrl} — ${delivery.verified}`,
             ...["x-parley-webhook-timestamp", "x-parley-webhook-signature", "webhook-id", "webhook-signature", "x-shop"]
               .map((h) => `  ${h}: ${String(delivery.headers[h])}`),
-            JSON.stringify(JSON.parse(delivery.body), null, 2).split("\n").map((l) => `  ${l}`).join("\n"),
+            JSON.stringify(parsed.whole, null, 2).split("\n").map((l) => `  ${l}`).join("\n"),
             `  event enqueued → delivered: ${delivery.at - enqueued} ms; message received → delivered: ${
               delivery.at - sentAt
             } ms (includes the ${"REPLY_DEBOUNCE"} wait)`
@@ -178,10 +186,10 @@ const config = ConfigProvider.fromMap(
   ])
 ).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
 
-export const DemoLive = Layer.mergeAll(HttpLive, WorkerPoolLive).pipe(
-  Layer.provideMerge(NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" })),
-  Layer.provideMerge(ServicesLive),
-  Layer.provideMerge(SqlLive),
+export const DemoLive = makeApp({
+  server: NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" }),
+  database: SqlLive
+}).pipe(
   // With OTEL_EXPORTER_OTLP_ENDPOINT set, the demo's traces are exported like Parley's.
   Layer.provide(TelemetryLive),
   Layer.provide(Layer.setConfigProvider(config))

@@ -1,53 +1,288 @@
 /**
- * The HTTP server: the API's handlers, auth, error shapes, `/openapi.json` and the docs UI at `/docs`.
+ * The HTTP server: the API's handlers, auth, `/openapi.json`, the docs UI at `/docs`, and the one
+ * middleware that gives every failure the wire shapes of PRODUCT.md §3:
+ * - a request that does not decode (HttpApi's 400 `HttpApiDecodeError`) is decoded again, part by part
+ *   (path, query, body), to answer 422 `detail[{loc,msg,type}]` with every problem located; a response
+ *   that fails its own schema is Parley's bug and answers 500;
+ * - malformed JSON is 422 `json_invalid` (an empty body `missing`), a JSON body nested deeper than
+ *   `MAX_JSON_DEPTH` too (JSON.parse would overflow the stack), a body over the limit 413;
+ * - 401 gets `WWW-Authenticate: Bearer`, 429 `Retry-After`, an unknown route 404 `{"detail":"Not Found"}`;
+ * - a defect is logged and answers 500 `{"detail":"Internal error","traceId"}`, never a stack trace.
+ * Typed domain errors (404, 409, 422) are encoded by their own schemas after this.
  * `HttpLive` has no server of its own: `main` gives it Node's, tests a test server.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import {
+  Headers,
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiError,
+  HttpApiScalar,
+  HttpIncomingMessage,
+  HttpServer,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import * as Console from "effect/Console"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
+import * as crypto from "node:crypto"
 import { createServer } from "node:http"
 import { AdminHttpLive } from "./Admin/Http.js"
-import { Knowledge } from "./Ai/Knowledge.js"
 import { Api } from "./Api.js"
-import { AdminTokenLive } from "./Auth/AdminToken.js"
-import { Crypto } from "./Auth/Crypto.js"
 import { AdminAuthLive, HelpdeskAuthLive, WorkspaceAuthLive } from "./Auth/Http.js"
-import { RateLimiter } from "./Auth/RateLimiter.js"
 import * as AppConfig from "./Config.js"
-import { Conversations } from "./Conversations/Conversations.js"
 import { WebhooksHttpLive } from "./Conversations/Http.js"
-import { Csat } from "./Csat/Csat.js"
-import { Customers } from "./Customers/Customers.js"
 import { CustomersHttpLive } from "./Customers/Http.js"
-import { Deliveries } from "./Delivery/Deliveries.js"
 import { DeliveriesHttpLive } from "./Delivery/Http.js"
+import { RateLimited, Unauthorized } from "./Domain/Errors.js"
+import { formatIssue, type Location, type ValidationItem } from "./Domain/Validation.js"
 import { HealthHttpLive } from "./Health/Http.js"
-import { Helpdesk } from "./Helpdesk/Helpdesk.js"
 import { HelpdeskHttpLive } from "./Helpdesk/Http.js"
-import { ErrorsLive } from "./Http/Errors.js"
 import { IntegrationsHttpLive } from "./Integrations/Http.js"
-import { Integrations } from "./Integrations/Integrations.js"
-import { Workspaces } from "./Workspaces/Workspaces.js"
+import { httpDuration, httpRequests } from "./Observability/Metrics.js"
 
-/** The domain services behind the handlers; they need only a `SqlClient`. */
-export const ServicesLive = Layer.mergeAll(
-  Workspaces.Default,
-  Integrations.Default,
-  Customers.Default,
-  Conversations.Default,
-  Csat.Default,
-  Helpdesk.Default,
-  Crypto.Default,
-  Knowledge.Default,
-  Deliveries.Default
+/** Deepest JSON nesting a body may have (objects and arrays). */
+export const MAX_JSON_DEPTH = 64
+
+/** The deepest nesting of objects and arrays in JSON text, counted without parsing it. */
+export const jsonDepth = (text: string): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth)
+    else if (c === 125 || c === 93) depth--
+  }
+  return deepest
+}
+
+interface Route {
+  readonly method: string
+  readonly template: string
+  readonly pattern: RegExp
+  readonly path: Option.Option<AST.AST>
+  readonly query: Option.Option<AST.AST>
+  readonly body: Option.Option<AST.AST>
+}
+
+/** Every endpoint of the API with a pattern that matches its paths (path parameters as named groups). */
+const routes = (): ReadonlyArray<Route> => {
+  const out: Array<Route> = []
+  HttpApi.reflect(Api, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint }) => {
+      out.push({
+        method: endpoint.method,
+        template: endpoint.path.replace(/:([A-Za-z_]+)/g, "{$1}"),
+        pattern: new RegExp(`^${endpoint.path.replace(/:([A-Za-z_]+)/g, "(?<$1>[^/]+)")}/?$`),
+        path: Option.map(endpoint.pathSchema, (schema) => schema.ast),
+        query: Option.map(endpoint.urlParamsSchema, (schema) => schema.ast),
+        body: Option.map(endpoint.payloadSchema, (schema) => schema.ast)
+      })
+    }
+  })
+  return out
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson(body, { status, headers })
+
+const unprocessable = (detail: ReadonlyArray<ValidationItem>) => json(422, { detail })
+
+const jsonInvalid = (msg: string) => unprocessable([{ loc: ["body"], msg, type: "json_invalid" }])
+
+const tooLarge = json(413, { detail: "Request body too large" })
+
+const errorStatus: Record<string, number> = {
+  NotFound: 404,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  ValidationError: 422,
+  NotReady: 503
+}
+
+const statusOf = (error: unknown): number =>
+  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
+    ? errorStatus[error._tag] ?? 500
+    : 500
+
+const traceId = Effect.currentSpan.pipe(
+  Effect.map((span) => span.traceId),
+  Effect.orElseSucceed(() => crypto.randomBytes(16).toString("hex"))
 )
 
-const AuthLive = Layer.mergeAll(WorkspaceAuthLive, HelpdeskAuthLive, AdminAuthLive).pipe(
-  Layer.provide([AdminTokenLive, RateLimiter.Default])
+const isTooLarge = (error: unknown): boolean =>
+  error instanceof HttpServerError.RequestError && error.cause instanceof Error &&
+  error.cause.message === "maxBytes exceeded"
+
+const decodeJsonText = Schema.decodeUnknownEither(Schema.parseJson())
+
+/** JSON bodies whatever the Content-Type says (integrators' HTTP clients often send text/plain). */
+const asJson = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
+  const type = request.headers["content-type"]
+  return type === undefined || type.includes("json") || type.includes("multipart/")
+    ? request
+    : request.modify({ headers: Headers.set(request.headers, "content-type", "application/json") })
+}
+
+const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" || request.method === "PUT" || request.method === "PATCH"
+
+export const EdgeLive = HttpApiBuilder.middleware(
+  Effect.gen(function*() {
+    const limit = yield* AppConfig.BodyLimit
+    const table = routes()
+    const routeOf = (method: string, url: string) => {
+      const path = url.split("?")[0] ?? url
+      for (const route of table) {
+        const match = route.method === method ? route.pattern.exec(path) : null
+        if (match !== null) return Option.some({ route, params: match.groups ?? {} })
+      }
+      return Option.none()
+    }
+
+    const record = (request: HttpServerRequest.HttpServerRequest, started: number) =>
+    (response: { readonly status: number }) =>
+      Effect.gen(function*() {
+        const route = Option.match(routeOf(request.method, request.url), {
+          onNone: () => "unmatched",
+          onSome: ({ route }) => route.template
+        })
+        const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
+        const labels = [
+          MetricLabel.make("http.route", route),
+          MetricLabel.make("http.request.method", request.method),
+          MetricLabel.make("http.response.status_code", String(response.status))
+        ]
+        yield* Metric.increment(Metric.taggedWithLabels(httpRequests, labels))
+        yield* Metric.update(Metric.taggedWithLabels(httpDuration, labels), elapsed)
+      })
+
+    /**
+     * Why a request did not decode: path, query and body decoded again, every problem located. Empty
+     * when the request is fine, i.e. the failure was a response that did not match its own schema.
+     */
+    const problems = (request: HttpServerRequest.HttpServerRequest, body: Option.Option<unknown>) =>
+      Option.match(routeOf(request.method, request.url), {
+        onNone: () => [],
+        onSome: ({ params, route }): Array<ValidationItem> => {
+          const check = (location: Location, ast: Option.Option<AST.AST>, input: unknown) =>
+            Option.match(ast, {
+              onNone: () => [],
+              onSome: (ast) =>
+                Either.match(ParseResult.decodeUnknownEither(Schema.make(ast), { errors: "all" })(input), {
+                  onLeft: (issue) => formatIssue(location, issue),
+                  onRight: () => []
+                })
+            })
+          const query = HttpServerRequest.searchParamsFromURL(new URL(request.url, "http://localhost"))
+          return [
+            ...check("path", route.path, params),
+            ...check("query", route.query, query),
+            ...Option.match(body, { onNone: () => [], onSome: (body) => check("body", route.body, body) })
+          ]
+        }
+      })
+
+    return (app) =>
+      Effect.gen(function*() {
+        const original = yield* HttpServerRequest.HttpServerRequest
+        const request = asJson(original)
+        const started = yield* Clock.currentTimeMillis
+        let body = Option.none<unknown>()
+
+        const handle = Effect.gen(function*() {
+          if (Number(request.headers["content-length"] ?? "0") > limit) return tooLarge
+          if (hasBody(request)) {
+            const read = yield* Effect.either(request.text)
+            if (Either.isLeft(read)) return isTooLarge(read.left) ? tooLarge : yield* Effect.die(read.left)
+            const text = read.right
+            if (text.trim() !== "") {
+              if (jsonDepth(text) > MAX_JSON_DEPTH) {
+                return jsonInvalid(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
+              }
+              body = Either.getRight(decodeJsonText(text))
+            }
+          }
+          return yield* app
+        }).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request))
+
+        const failed = (error: unknown) =>
+          Effect.gen(function*() {
+            if (error instanceof HttpApiError.HttpApiDecodeError) {
+              const found = problems(request, body)
+              if (found.length > 0) return Option.some(unprocessable(found))
+              return Option.none()
+            }
+            if (error instanceof Unauthorized) {
+              return Option.some(json(401, { detail: error.detail }, { "www-authenticate": "Bearer" }))
+            }
+            if (error instanceof RateLimited) {
+              return Option.some(json(429, { detail: error.detail }, { "retry-after": String(error.retryAfterSeconds) }))
+            }
+            if (isTooLarge(error)) return Option.some(tooLarge)
+            if (HttpServerError.isServerError(error)) {
+              if (error._tag === "RouteNotFound") return Option.some(json(404, { detail: "Not Found" }))
+              if (error._tag === "RequestError" && error.reason === "Decode") {
+                const text = yield* Effect.orElseSucceed(request.text, () => "")
+                return Option.some(
+                  text.trim() === ""
+                    ? unprocessable([{ loc: ["body"], msg: "Field required", type: "missing" }])
+                    : jsonInvalid(`JSON decode error: ${
+                      Either.match(decodeJsonText(text), { onLeft: (e) => e.message, onRight: () => "invalid JSON" })
+                    }`)
+                )
+              }
+            }
+            return Option.none()
+          })
+
+        const internal = (cause: Cause.Cause<unknown>) =>
+          Effect.gen(function*() {
+            const id = yield* traceId
+            yield* Effect.logError("Unexpected failure answered 500", cause).pipe(Effect.annotateLogs("traceId", id))
+            return json(500, { detail: "Internal error", traceId: id })
+          })
+
+        return yield* handle.pipe(
+          HttpIncomingMessage.withMaxBodySize(Option.some(limit)),
+          Effect.catchAllCause((cause) => {
+            if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+            const error = Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause))
+            return Effect.flatMap(failed(error), Option.match({
+              // Typed errors are their schemas' to encode; anything else is a defect.
+              onNone: () => Cause.isFailType(cause) && statusOf(error) !== 500 ? Effect.failCause(cause) : internal(cause),
+              onSome: Effect.succeed
+            }))
+          }),
+          // Typed errors left for their schemas to encode still count, under the status they will get.
+          Effect.onExit((exit) =>
+            record(request, started)(Exit.isSuccess(exit) ? exit.value : { status: statusOf(Cause.squash(exit.cause)) })
+          )
+        )
+      })
+  })
 )
 
+const AuthLive = Layer.mergeAll(WorkspaceAuthLive, HelpdeskAuthLive, AdminAuthLive)
+
+/** The API's handlers and auth; they need the services (see `App.ts`). */
 export const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([
     CustomersHttpLive,
@@ -58,22 +293,23 @@ export const ApiLive = HttpApiBuilder.api(Api).pipe(
     HealthHttpLive,
     DeliveriesHttpLive
   ]),
-  Layer.provide(AuthLive),
-  Layer.provide(ServicesLive)
+  Layer.provide(AuthLive)
 )
 
 /** Serves the API on whatever `HttpServer` is provided. */
 export const HttpLive = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
-  Layer.provide(ErrorsLive),
+  Layer.provide(EdgeLive),
   Layer.provide(ApiLive)
 )
 
-const announce = Layer.effectDiscard(
+export const announce = Layer.effectDiscard(
   Effect.flatMap(HttpServer.HttpServer, (server) =>
     server.address._tag === "TcpAddress"
-      ? Console.log(`Parley is listening on http://localhost:${server.address.port} (API docs at /docs)`)
+      ? Effect.logInfo(`Parley is listening on http://localhost:${server.address.port} (API docs at /docs)`).pipe(
+        Effect.annotateLogs({ port: server.address.port })
+      )
       : Effect.void)
 )
 
@@ -88,5 +324,3 @@ export const NodeServerLive = Layer.unwrapEffect(
     return NodeHttpServer.layer(createServer, { port, host })
   })
 )
-
-export const ServerLive = Layer.mergeAll(HttpLive, announce).pipe(Layer.provide(NodeServerLive))

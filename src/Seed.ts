@@ -34,7 +34,7 @@ export const seedDemo = Effect.gen(function*() {
   const integrations = yield* Integrations
   const knowledge = yield* Knowledge
   if ((yield* workspaces.count) > 0) return
-  const workspace = yield* workspaces.create("Demo")
+  const { apiToken, webhookSecret, workspace } = yield* workspaces.create("Demo")
   const integration = yield* integrations.create(workspace.id, {
     name: "Demo integration",
     integration: "api",
@@ -47,8 +47,8 @@ export const seedDemo = Effect.gen(function*() {
   const env = [
     `PARLEY_WORKSPACE_ID=${workspace.id}`,
     `PARLEY_INTEGRATION_ID=${integration.integrationId}`,
-    `PARLEY_TOKEN=${workspace.apiToken}`,
-    `PARLEY_WEBHOOK_SECRET=${workspace.webhookSecret}`
+    `PARLEY_TOKEN=${apiToken}`,
+    `PARLEY_WEBHOOK_SECRET=${webhookSecret}`
   ]
   yield* Effect.try(() => {
     fs.mkdirSync(path.dirname(file), { recursive: true })

@@ -5,13 +5,16 @@
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlError from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as String from "effect/String"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -99,3 +102,19 @@ export const SqlLive = Layer.unwrapEffect(
     return Layer.provideMerge(MigrationsLive, client)
   })
 ).pipe(Layer.orDie)
+
+type Infrastructure = SqlError.SqlError | ParseResult.ParseError | Cause.NoSuchElementException
+
+/**
+ * Database failures, rows that do not decode and a missing row a statement must return are defects at
+ * a service's boundary: they answer 500 with a trace id, while the service's own failures stay typed.
+ */
+export const orDieSql = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, Extract<E, Infrastructure>>, R> =>
+  Effect.catchIf(
+    effect,
+    (error): error is Extract<E, Infrastructure> =>
+      error instanceof SqlError.SqlError || ParseResult.isParseError(error) || Cause.isNoSuchElementException(error),
+    Effect.die
+  )

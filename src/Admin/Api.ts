@@ -3,81 +3,21 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import * as Schema from "effect/Schema"
 import { AdminAuth } from "../Auth/Api.js"
 import { NotFoundBody } from "../Domain/Errors.js"
-import { ArticleId, TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
-import { Integration, NewIntegration } from "../Domain/Integration.js"
-import { HttpUrl, nonEmptyString, Timestamp } from "../Domain/Primitives.js"
-
-
-export const NewWorkspace = Schema.Struct({ name: nonEmptyString(200) }).annotations({ identifier: "NewWorkspace" })
-
-export const CreatedWorkspace = Schema.Struct({
-  id: WorkspaceId,
-  name: Schema.String,
-  apiToken: Schema.String,
-  webhookSecret: Schema.String
-}).annotations({ identifier: "CreatedWorkspace", description: "The API token is shown only here." })
-
-export const WorkspaceSummary = Schema.Struct({
-  id: WorkspaceId,
-  name: Schema.String,
-  createdAt: Timestamp
-}).annotations({ identifier: "WorkspaceSummary" })
-
-export const WorkspaceDetail = Schema.Struct({
-  id: WorkspaceId,
-  name: Schema.String,
-  createdAt: Timestamp,
-  webhookSecret: Schema.String,
-  webhookSecretEncryptedAtRest: Schema.Boolean
-}).annotations({ identifier: "WorkspaceDetail" })
-
-export const NewToken = Schema.Struct({
-  name: Schema.optionalWith(Schema.NullOr(nonEmptyString(200)), { default: () => null })
-}).annotations({ identifier: "NewToken" })
-
-export const CreatedToken = Schema.Struct({
-  id: TokenId,
-  token: Schema.String
-}).annotations({ identifier: "CreatedToken", description: "The token is shown only here." })
-
-export const TokenSummary = Schema.Struct({
-  id: TokenId,
-  name: Schema.NullOr(Schema.String),
-  createdAt: Timestamp,
-  revokedAt: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "TokenSummary" })
-
-export const RotatedSecret = Schema.Struct({
-  webhookSecret: Schema.String,
-  previousSecretExpiresAt: Timestamp
-}).annotations({
-  identifier: "RotatedSecret",
-  description: "Until previousSecretExpiresAt, webhooks are signed with both the new and the previous secret."
-})
-
-export const NewTone = Schema.Struct({
-  name: nonEmptyString(200),
-  instructions: nonEmptyString(8000)
-}).annotations({ identifier: "NewTone" })
-
-export const Tone = Schema.Struct({
-  id: ToneId,
-  name: Schema.String,
-  instructions: Schema.String
-}).annotations({ identifier: "Tone" })
-
-export const NewArticle = Schema.Struct({
-  title: nonEmptyString(500),
-  body: nonEmptyString(200_000),
-  url: Schema.optionalWith(Schema.NullOr(HttpUrl), { default: () => null })
-}).annotations({ identifier: "NewArticle" })
-
-export const Article = Schema.Struct({
-  id: ArticleId,
-  title: Schema.String,
-  url: Schema.NullOr(Schema.String),
-  createdAt: Timestamp
-}).annotations({ identifier: "Article" })
+import { TokenId, WorkspaceId } from "../Domain/Ids.js"
+import { IntegrationJson, NewIntegration } from "../Domain/Integration.js"
+import { ArticleJson, NewArticle } from "../Domain/Knowledge.js"
+import {
+  CreatedToken,
+  CreatedWorkspace,
+  NewToken,
+  NewTone,
+  NewWorkspace,
+  RotatedSecret,
+  TokenSummary,
+  ToneJson,
+  WorkspaceDetail,
+  WorkspaceSummary
+} from "../Domain/Workspace.js"
 
 const WorkspacePath = Schema.Struct({ workspaceId: WorkspaceId })
 
@@ -125,40 +65,40 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.post("createIntegration", "/workspaces/:workspaceId/integrations")
       .setPath(WorkspacePath)
       .setPayload(NewIntegration)
-      .addSuccess(Integration, { status: 201 })
+      .addSuccess(IntegrationJson, { status: 201 })
       .addError(NotFoundBody)
   )
   .add(
     HttpApiEndpoint.get("listIntegrations", "/workspaces/:workspaceId/integrations")
       .setPath(WorkspacePath)
-      .addSuccess(Schema.Array(Integration))
+      .addSuccess(Schema.Array(IntegrationJson))
       .addError(NotFoundBody)
   )
   .add(
     HttpApiEndpoint.post("createTone", "/workspaces/:workspaceId/tones")
       .setPath(WorkspacePath)
       .setPayload(NewTone)
-      .addSuccess(Tone, { status: 201 })
+      .addSuccess(ToneJson, { status: 201 })
       .addError(NotFoundBody)
   )
   .add(
     HttpApiEndpoint.get("listTones", "/workspaces/:workspaceId/tones")
       .setPath(WorkspacePath)
-      .addSuccess(Schema.Array(Tone))
+      .addSuccess(Schema.Array(ToneJson))
       .addError(NotFoundBody)
   )
   .add(
     HttpApiEndpoint.post("createArticle", "/workspaces/:workspaceId/articles")
       .setPath(WorkspacePath)
       .setPayload(NewArticle)
-      .addSuccess(Article, { status: 201 })
+      .addSuccess(ArticleJson, { status: 201 })
       .addError(NotFoundBody)
       .annotate(OpenApi.Summary, "Add a knowledge-base article (the embedded responder answers from these)")
   )
   .add(
     HttpApiEndpoint.get("listArticles", "/workspaces/:workspaceId/articles")
       .setPath(WorkspacePath)
-      .addSuccess(Schema.Array(Article))
+      .addSuccess(Schema.Array(ArticleJson))
       .addError(NotFoundBody)
   )
   .middleware(AdminAuth)

@@ -5,16 +5,16 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { ConversationRow, MessageRow } from "../Conversations/Repo.js"
-import type { IntegrationRow } from "../Integrations/Repo.js"
+import type { Conversation, Message } from "../Domain/Conversation.js"
+import type { Integration } from "../Domain/Integration.js"
 
 export interface ReplyRequest {
-  readonly integration: IntegrationRow
-  readonly conversation: ConversationRow
+  readonly integration: Integration
+  readonly conversation: Conversation
   /** Recent messages of the conversation, oldest first. */
-  readonly history: ReadonlyArray<MessageRow>
+  readonly history: ReadonlyArray<Message>
   /** The customer's messages this reply answers (those since the last AI or agent message). */
-  readonly unanswered: ReadonlyArray<MessageRow>
+  readonly unanswered: ReadonlyArray<Message>
 }
 
 export interface Source {

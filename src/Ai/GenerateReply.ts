@@ -1,8 +1,9 @@
 /**
- * The `generate_reply` job (PRODUCT.md §6). It runs `REPLY_DEBOUNCE` after a customer message; when a
- * later customer message arrived meanwhile, that message's job answers both. The AI is called outside
- * any transaction; the reply, its `send_messages` event (and an `escalate` event when the AI hands
- * over) are then stored in one. A retried job never makes a second reply: one reply per trigger.
+ * Replies (the `generate_reply` job, PRODUCT.md §6). It runs `REPLY_DEBOUNCE` after a customer
+ * message; when a later customer message arrived meanwhile, that message's job answers both. The AI is
+ * called outside any transaction; the reply, its `send_messages` event (and an `escalate` event when
+ * the AI hands over) are then stored in one. A retried job never makes a second reply: one reply per
+ * trigger.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
@@ -11,36 +12,44 @@ import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { toMessage } from "../Conversations/Conversations.js"
-import { ConversationsRepo, type MessageRow } from "../Conversations/Repo.js"
-import { Message } from "../Domain/Conversation.js"
+import { ConversationsRepo } from "../Conversations/Repo.js"
+import { type Message, MessageJson } from "../Domain/Conversation.js"
 import type { ConversationId, MessageId } from "../Domain/Ids.js"
 import { Events } from "../Delivery/Events.js"
 import { IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
 import { aiLatency, aiTokens } from "../Observability/Metrics.js"
+import { orDieSql } from "../Sql.js"
 import { AiReplies } from "./AiReplies.js"
 
 const HISTORY = 20
 
-const isCustomerMessage = (m: MessageRow) => m.role === "human" && m.type === "default" && !m.syncOnly
-const isAnswer = (m: MessageRow) => (m.role === "ai" || m.role === "agent") && m.type === "default"
+const isCustomerMessage = (m: Message) => m.role === "human" && m.type === "default" && !m.syncOnly
+const isAnswer = (m: Message) => (m.role === "ai" || m.role === "agent") && m.type === "default"
 
 /** Arrival order, not the client's `sentAt`: webhooks often arrive out of order. */
-const after = (a: MessageRow, b: MessageRow) => a.seq > b.seq
+const after = (a: Message, b: Message) => a.seq > b.seq
 
 export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
   dependencies: [ConversationsRepo.Default, IntegrationsRepo.Default, Events.Default],
   effect: Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const conversations = yield* ConversationsRepo
-  const integrations = yield* IntegrationsRepo
-  const events = yield* Events
-  const ai = yield* AiReplies
-  const encodeMessage = Schema.encode(Message)
+    const sql = yield* SqlClient.SqlClient
+    const conversations = yield* ConversationsRepo
+    const integrations = yield* IntegrationsRepo
+    const events = yield* Events
+    const ai = yield* AiReplies
+    const encodeMessage = Schema.encode(MessageJson)
 
-  const generate = Effect.fn("Replies.generate")(
-    function*({ conversationId, messageId }: { readonly conversationId: ConversationId; readonly messageId: MessageId }) {
+    const countUsage = (provider: string, usage: { readonly inputTokens: number; readonly outputTokens: number }) =>
+      Effect.all([
+        Metric.incrementBy(Metric.tagged(Metric.tagged(aiTokens, "provider", provider), "direction", "input"), usage.inputTokens),
+        Metric.incrementBy(Metric.tagged(Metric.tagged(aiTokens, "provider", provider), "direction", "output"), usage.outputTokens)
+      ], { discard: true })
+
+    /** Answers the customer's messages up to `messageId`, unless a later one will, or it was answered. */
+    const generate = Effect.fn("Replies.generate")(function*(
+      { conversationId, messageId }: { readonly conversationId: ConversationId; readonly messageId: MessageId }
+    ) {
       const conversation = yield* conversations.findById(conversationId)
       if (Option.isNone(conversation) || conversation.value.status !== "open") return Outcome.Done()
       const messages = yield* conversations.listMessages(conversationId)
@@ -51,8 +60,10 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
         yield* Effect.annotateCurrentSpan({ "reply.superseded": true })
         return Outcome.Done()
       }
-      const answers = messages.filter(isAnswer)
-      const lastAnswer = answers.reduce<MessageRow | undefined>((last, m) => (last === undefined || after(m, last) ? m : last), undefined)
+      const lastAnswer = messages.filter(isAnswer).reduce<Message | undefined>(
+        (last, m) => (last === undefined || after(m, last) ? m : last),
+        undefined
+      )
       const unanswered = messages.filter((m) =>
         isCustomerMessage(m) && !after(m, trigger) && (lastAnswer === undefined || after(m, lastAnswer))
       )
@@ -68,16 +79,7 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
       })
       const elapsed = (yield* Clock.currentTimeMillis) - started
       yield* Metric.update(Metric.tagged(aiLatency, "provider", reply.provider), elapsed / 1000)
-      if (reply.usage !== undefined) {
-        yield* Metric.incrementBy(
-          Metric.tagged(Metric.tagged(aiTokens, "provider", reply.provider), "direction", "input"),
-          reply.usage.inputTokens
-        )
-        yield* Metric.incrementBy(
-          Metric.tagged(Metric.tagged(aiTokens, "provider", reply.provider), "direction", "output"),
-          reply.usage.outputTokens
-        )
-      }
+      if (reply.usage !== undefined) yield* countUsage(reply.provider, reply.usage)
 
       return yield* Effect.gen(function*() {
         // Re-read under lock: an agent may have taken the conversation over while the AI was thinking.
@@ -85,31 +87,34 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
         if (Option.isNone(current) || current.value.status !== "open") return Outcome.Done()
         const stored = yield* conversations.insertReply({
           conversationId,
-          integrationId: integration.value.id,
+          integrationId: integration.value.integrationId,
+          externalId: null,
+          role: "ai",
+          type: "default",
           text: reply.text,
+          attachments: [],
           sentAt: yield* DateTime.now,
+          syncOnly: false,
+          requestContext: null,
+          isSuggestion: false,
+          agentInfo: null,
           replyTo: trigger.id
         })
         if (Option.isNone(stored)) return Outcome.Done()
         // End-to-end latency starts when the earliest message this reply answers was received.
         const originAt = (unanswered[0] ?? trigger).createdAt
-        const eventConversation = {
-          id: conversationId,
-          externalId: current.value.externalId,
-          customerId: current.value.customerId
-        }
         yield* events.emit({
           integration: integration.value,
-          conversation: eventConversation,
+          conversation: current.value,
           kind: "send_messages",
-          data: { messages: [yield* encodeMessage(toMessage(stored.value))] },
+          data: { messages: [yield* encodeMessage(stored.value)] },
           originAt
         })
         if (reply.escalate && integration.value.settings.supportedFeatures.escalation) {
           yield* conversations.setStatus(current.value, "escalated", "ai_escalation", stored.value.id)
           yield* events.emit({
             integration: integration.value,
-            conversation: eventConversation,
+            conversation: current.value,
             kind: "escalate",
             data: { reason: "no_answer", messageId: stored.value.id }
           })
@@ -121,10 +126,8 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
         })
         return Outcome.Done()
       }).pipe(sql.withTransaction)
-    },
-    Effect.orDie
-  )
+    }, orDieSql)
 
-  return { generate } as const
+    return { generate } as const
   })
 }) {}

@@ -2,14 +2,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import type { WorkspaceId } from "../Domain/Ids.js"
+import type { Article } from "../Domain/Knowledge.js"
+import { orDieSql } from "../Sql.js"
 import { buildIndex, chunk, type Index, tokenize } from "./Bm25.js"
 import { type ChunkRow, KnowledgeRepo } from "./KnowledgeRepo.js"
-
-export interface NewArticle {
-  readonly title: string
-  readonly body: string
-  readonly url: string | null
-}
 
 export interface Hit {
   readonly articleId: string
@@ -30,25 +26,28 @@ export class Knowledge extends Effect.Service<Knowledge>()("Parley/Knowledge", {
     // Indexes are rebuilt only when the workspace's passages changed (cheap version query first).
     const cache = new Map<WorkspaceId, { readonly version: string; readonly index: Index; readonly chunks: Map<string, ChunkRow> }>()
 
-    const addArticle = Effect.fn("Knowledge.addArticle")(function*(workspaceId: WorkspaceId, article: NewArticle) {
-      return yield* Effect.gen(function*() {
-        const row = yield* repo.insertArticle({ workspaceId, ...article })
-        yield* repo.insertChunks(
-          chunk(article.body).map((passage, ordinal) => ({
-            articleId: row.id,
-            workspaceId,
-            ordinal,
-            heading: passage.heading,
-            text: passage.text
-          }))
-        )
-        return row
-      }).pipe(sql.withTransaction, Effect.orDie)
-    })
+    const addArticle = Effect.fn("Knowledge.addArticle")(
+      function*(workspaceId: WorkspaceId, article: Pick<Article, "title" | "body" | "url">) {
+        return yield* Effect.gen(function*() {
+          const stored = yield* repo.insertArticle({ workspaceId, ...article })
+          yield* repo.insertChunks(
+            chunk(article.body).map((passage, ordinal) => ({
+              articleId: stored.id,
+              workspaceId,
+              ordinal,
+              heading: passage.heading,
+              text: passage.text
+            }))
+          )
+          return stored
+        }).pipe(sql.withTransaction)
+      },
+      orDieSql
+    )
 
     const listArticles = Effect.fn("Knowledge.listArticles")(function*(workspaceId: WorkspaceId) {
-      return yield* repo.listArticles(workspaceId).pipe(Effect.orDie)
-    })
+      return yield* repo.listArticles(workspaceId)
+    }, orDieSql)
 
     const indexOf = (workspaceId: WorkspaceId) =>
       Effect.gen(function*() {

@@ -3,17 +3,9 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { ArticleId, WorkspaceId } from "../Domain/Ids.js"
+import { Article } from "../Domain/Knowledge.js"
 
-export const ArticleRow = Schema.Struct({
-  id: ArticleId,
-  workspaceId: WorkspaceId,
-  title: Schema.String,
-  body: Schema.String,
-  url: Schema.NullOr(Schema.String),
-  createdAt: Schema.DateTimeUtcFromDate
-})
-export type ArticleRow = typeof ArticleRow.Type
-
+/** A passage of an article, with the article's title and link: what retrieval returns. */
 export const ChunkRow = Schema.Struct({
   id: Schema.NumberFromString,
   articleId: ArticleId,
@@ -29,13 +21,8 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Parley/Knowl
     const sql = yield* SqlClient.SqlClient
 
     const insertArticle = SqlSchema.single({
-      Request: Schema.Struct({
-        workspaceId: WorkspaceId,
-        title: Schema.String,
-        body: Schema.String,
-        url: Schema.NullOr(Schema.String)
-      }),
-      Result: ArticleRow,
+      Request: Article.insert,
+      Result: Article,
       execute: (row) => sql`INSERT INTO kb_articles ${sql.insert(row)} RETURNING *`
     })
 
@@ -53,7 +40,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Parley/Knowl
 
     const listArticles = SqlSchema.findAll({
       Request: WorkspaceId,
-      Result: ArticleRow,
+      Result: Article,
       execute: (workspaceId) =>
         sql`SELECT * FROM kb_articles WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
     })

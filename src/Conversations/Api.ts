@@ -1,10 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { WorkspaceAuth } from "../Auth/Api.js"
+import { CsatResponseReceived } from "../Csat/Api.js"
 import { InboundMessage, MessageReceived } from "../Domain/Conversation.js"
-import { CsatRecord, CsatResponse } from "../Domain/Csat.js"
 import { NotFoundBody } from "../Domain/Errors.js"
 import { IntegrationPath } from "../Integrations/Api.js"
 
+/** Endpoints 4 and 5: what the integrator's support system posts. */
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.post("messageReceived", "/v1/webhooks/:integration_id/message-received")
@@ -19,17 +20,6 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
           "(not syncOnly) on an open conversation schedules an AI reply, delivered later as a send_messages webhook."
       )
   )
-  .add(
-    HttpApiEndpoint.post("csatResponseReceived", "/v1/webhooks/:integration_id/csat-response-received")
-      .setPath(IntegrationPath)
-      .setPayload(CsatResponse)
-      .addSuccess(CsatRecord)
-      .addError(NotFoundBody)
-      .annotate(OpenApi.Summary, "CSAT response received")
-      .annotate(
-        OpenApi.Description,
-        "Stores the raw answer and its reading: a 1-5 score and good/bad. One per conversation; a later one replaces it."
-      )
-  )
+  .add(CsatResponseReceived)
   .middleware(WorkspaceAuth)
 {}

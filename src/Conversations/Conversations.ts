@@ -6,32 +6,29 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { GenerateReply } from "../Ai/Jobs.js"
 import * as AppConfig from "../Config.js"
-import { Customers } from "../Customers/Customers.js"
-import type { CustomerFacts } from "../Customers/Repo.js"
+import { type CustomerRef, Customers } from "../Customers/Customers.js"
 import type {
   AgentInfo,
   Attachment,
   Conversation,
   ConversationStatus,
   Message,
-  MessageReceived,
   MessageType,
   Role
 } from "../Domain/Conversation.js"
-import { invalid } from "../Domain/Errors.js"
-import type { IntegrationRow } from "../Integrations/Repo.js"
-import { GenerateReply } from "../Ai/Jobs.js"
+import { InvalidInput } from "../Domain/Errors.js"
+import type { Integration } from "../Domain/Integration.js"
 import { JobQueue } from "../Jobs/Queue.js"
-import { type ConversationRow, ConversationsRepo, type MessageRow } from "./Repo.js"
+import { orDieSql } from "../Sql.js"
+import { ConversationsRepo } from "./Repo.js"
 
 /** A message to store, whatever door it came through (endpoint 4 or a helpdesk adapter). */
 export interface Incoming {
   readonly externalMessageId: string
   readonly externalConversationId: string
-  readonly customer:
-    | { readonly _tag: "ParleyId"; readonly id: string; readonly loc: ReadonlyArray<string | number> }
-    | { readonly _tag: "UserId"; readonly userId: string; readonly facts?: CustomerFacts }
+  readonly customer: CustomerRef
   readonly role: Role
   readonly type: MessageType
   readonly text: string
@@ -48,27 +45,12 @@ export interface Incoming {
   readonly statusChange?: { readonly to: ConversationStatus; readonly cause: string; readonly from?: ConversationStatus }
 }
 
-export const toMessage = (row: MessageRow): Message => ({
-  id: row.id,
-  externalId: row.externalId,
-  role: row.role,
-  sentAt: row.sentAt,
-  type: row.type,
-  text: row.text,
-  attachments: row.attachments,
-  isSuggestion: row.isSuggestion,
-  agentInfo: row.agentInfo
-})
-
-export const toConversation = (row: ConversationRow, firstUnreadMessageId: Message["id"] | null): Conversation => ({
-  id: row.id,
-  externalId: row.externalId,
-  status: row.status,
-  createdAt: row.createdAt,
-  customerId: row.customerId,
-  channel: row.channel,
-  firstUnreadMessageId
-})
+/** A stored message and its conversation, as message-received answers them. */
+export interface Received {
+  readonly message: Message
+  readonly conversation: Conversation
+  readonly firstUnreadMessageId: Message["id"] | null
+}
 
 /** The status a new message moves its conversation to, and why (PRODUCT.md §4). */
 const nextStatus = (
@@ -92,59 +74,61 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
     const maxAttachments = yield* AppConfig.MaxAttachments
     const debounce = yield* AppConfig.ReplyDebounce
 
-    const respond = (message: MessageRow, conversation: ConversationRow) =>
-      Effect.map(repo.firstUnreadMessageId(conversation.id), (firstUnread): MessageReceived => ({
-        message: toMessage(message),
-        conversation: toConversation(conversation, firstUnread)
+    const received = (message: Message, conversation: Conversation) =>
+      Effect.map(repo.firstUnreadMessageId(conversation.id), (firstUnreadMessageId): Received => ({
+        message,
+        conversation,
+        firstUnreadMessageId
       }))
 
     /** The stored message and its conversation, for a message id seen before. */
-    const replay = (message: MessageRow) =>
-      Effect.flatMap(repo.findById(message.conversationId), (conversation) =>
-        respond(message, Option.getOrThrow(conversation)))
+    const again = (message: Message) =>
+      repo.findById(message.conversationId).pipe(
+        Effect.flatten,
+        Effect.flatMap((conversation) => received(message, conversation))
+      )
 
-    const checkLimits = (incoming: Incoming, locPrefix: ReadonlyArray<string | number>) => {
+    const checkLimits = (incoming: Incoming) => {
       if ([...incoming.text].length > maxChars) {
-        return invalid([...locPrefix, "text"], `String should have at most ${maxChars} characters`, "string_too_long")
+        return InvalidInput.one(["text"], `String should have at most ${maxChars} characters`, "string_too_long")
       }
       if (incoming.attachments.length > maxAttachments) {
-        return invalid([...locPrefix, "attachments"], `List should have at most ${maxAttachments} items`, "too_long")
+        return InvalidInput.one(["attachments"], `List should have at most ${maxAttachments} items`, "too_long")
       }
       return Effect.void
     }
 
-    const ingest = Effect.fn("Conversations.ingest")(function*(
-      integration: IntegrationRow,
-      incoming: Incoming,
-      options: { readonly locPrefix?: ReadonlyArray<string | number> } = {}
-    ) {
-      yield* checkLimits(incoming, options.locPrefix ?? ["body"])
-      yield* Effect.annotateCurrentSpan({ "integration.id": integration.id, "workspace.id": integration.workspaceId })
+    const ingest = Effect.fn("Conversations.ingest")(function*(integration: Integration, incoming: Incoming) {
+      yield* checkLimits(incoming)
+      yield* Effect.annotateCurrentSpan({
+        "integration.id": integration.integrationId,
+        "workspace.id": integration.workspaceId
+      })
       return yield* Effect.gen(function*() {
         const seen = yield* repo.findMessageByExternalId({
-          integrationId: integration.id,
+          integrationId: integration.integrationId,
           externalId: incoming.externalMessageId
         })
-        if (Option.isSome(seen)) return yield* replay(seen.value)
+        if (Option.isSome(seen)) return yield* again(seen.value)
 
         const customerId = yield* customers.resolve(
           integration.workspaceId,
-          incoming.customer._tag === "ParleyId" ? incoming.customer.id : incoming.customer.userId,
           incoming.customer._tag === "ParleyId"
-            ? { external: integration.settings.supportedFeatures.externalCustomerId, loc: incoming.customer.loc }
-            : { external: true, loc: [], ...(incoming.customer.facts ? { facts: incoming.customer.facts } : {}) }
+            ? { ...incoming.customer, external: integration.settings.supportedFeatures.externalCustomerId }
+            : incoming.customer
         )
         let conversation = yield* repo.findOrCreate({
           workspaceId: integration.workspaceId,
-          integrationId: integration.id,
+          integrationId: integration.integrationId,
           externalId: incoming.externalConversationId,
+          status: "open",
           customerId,
           channel: incoming.channel
         })
         const sentAt = yield* Option.match(incoming.sentAt, { onNone: () => DateTime.now, onSome: Effect.succeed })
         const inserted = yield* repo.insertMessage({
           conversationId: conversation.id,
-          integrationId: integration.id,
+          integrationId: integration.integrationId,
           externalId: incoming.externalMessageId,
           role: incoming.role,
           type: incoming.type,
@@ -154,15 +138,16 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
           syncOnly: incoming.syncOnly,
           requestContext: Option.getOrNull(incoming.requestContext),
           isSuggestion: false,
-          agentInfo: incoming.agentInfo
+          agentInfo: incoming.agentInfo,
+          replyTo: null
         })
         if (Option.isNone(inserted)) {
           // A concurrent request stored the same message id first: answer as for a repeat.
           const winner = yield* repo.findMessageByExternalId({
-            integrationId: integration.id,
+            integrationId: integration.integrationId,
             externalId: incoming.externalMessageId
           })
-          return yield* replay(Option.getOrThrow(winner))
+          return yield* again(yield* winner)
         }
         const message = inserted.value
 
@@ -184,9 +169,9 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
             { conversationId: conversation.id, delay: debounce }
           )
         }
-        return yield* respond(message, conversation)
-      }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
-    })
+        return yield* received(message, conversation)
+      }).pipe(sql.withTransaction)
+    }, orDieSql)
 
     return { ingest } as const
   })

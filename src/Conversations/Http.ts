@@ -3,19 +3,17 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Api } from "../Api.js"
 import { CurrentWorkspace } from "../Auth/Api.js"
-import { Csat } from "../Csat/Csat.js"
-import { InboundMessage, messageAliases } from "../Domain/Conversation.js"
-import { CsatResponse } from "../Domain/Csat.js"
-import { decodeBody } from "../Http/Request.js"
+import { makeCsatHandler } from "../Csat/Http.js"
+import type { InboundMessage, MessageReceived } from "../Domain/Conversation.js"
 import { Integrations } from "../Integrations/Integrations.js"
-import { Conversations, type Incoming } from "./Conversations.js"
+import { Conversations, type Incoming, type Received } from "./Conversations.js"
 
 const toIncoming = (message: InboundMessage, defaultChannel: string): Incoming => {
   const channel = message.requestContext?.["channel"]
   return {
     externalMessageId: message.id,
     externalConversationId: message.conversationId,
-    customer: { _tag: "ParleyId", id: message.customerId, loc: ["body", "customerId"] },
+    customer: { _tag: "ParleyId", id: message.customerId, external: false },
     role: message.role,
     type: "default",
     text: message.text,
@@ -28,26 +26,25 @@ const toIncoming = (message: InboundMessage, defaultChannel: string): Incoming =
   }
 }
 
+/** The response of endpoints 4 and 6. */
+export const messageReceived = ({ conversation, firstUnreadMessageId, message }: Received): MessageReceived => ({
+  message,
+  conversation: { ...conversation, firstUnreadMessageId }
+})
+
 export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
   Effect.gen(function*() {
     const integrations = yield* Integrations
     const conversations = yield* Conversations
-    const csat = yield* Csat
+    const csat = yield* makeCsatHandler
     return handlers
-      .handleRaw("messageReceived", ({ path }) =>
+      .handle("messageReceived", ({ path, payload }) =>
         Effect.gen(function*() {
           const { workspaceId } = yield* CurrentWorkspace
           const integration = yield* integrations.find(workspaceId, path.integration_id)
-          yield* Effect.annotateCurrentSpan({ "integration.id": integration.id })
-          const message = yield* decodeBody(InboundMessage, { aliases: messageAliases })
-          return yield* conversations.ingest(integration, toIncoming(message, integration.kind))
-        }))
-      .handleRaw("csatResponseReceived", ({ path }) =>
-        Effect.gen(function*() {
-          const { workspaceId } = yield* CurrentWorkspace
-          const integration = yield* integrations.find(workspaceId, path.integration_id)
-          yield* Effect.annotateCurrentSpan({ "integration.id": integration.id })
-          const response = yield* decodeBody(CsatResponse)
-          return yield* csat.record(integration, response)
-        }))
+          yield* Effect.annotateCurrentSpan({ "integration.id": integration.integrationId })
+          const received = yield* conversations.ingest(integration, toIncoming(payload, integration.integration))
+          return messageReceived(received)
+        }).pipe(Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))))
+      .handle("csatResponseReceived", csat)
   }))

@@ -1,38 +1,17 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
-import { RatingStyle } from "../Domain/Csat.js"
-import { ConversationId, CsatId } from "../Domain/Ids.js"
-
-export const CsatRow = Schema.Struct({
-  id: CsatId,
-  conversationId: ConversationId,
-  ratingStyle: RatingStyle,
-  ratingAnswer: Schema.String,
-  csatComment: Schema.NullOr(Schema.String),
-  score: Schema.Int,
-  rating: Schema.Literal("good", "bad"),
-  isCurrent: Schema.Boolean,
-  createdAt: Schema.DateTimeUtcFromDate
-})
-export type CsatRow = typeof CsatRow.Type
+import { CsatRecord } from "../Domain/Csat.js"
+import { ConversationId } from "../Domain/Ids.js"
 
 export class CsatRepo extends Effect.Service<CsatRepo>()("Parley/CsatRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Stores the response as the conversation's current one; earlier ones stay, as history. */
+    /** Stores the answer as the conversation's current one; earlier ones stay, as history. */
     const replace = SqlSchema.single({
-      Request: Schema.Struct({
-        conversationId: ConversationId,
-        ratingStyle: RatingStyle,
-        ratingAnswer: Schema.String,
-        csatComment: Schema.NullOr(Schema.String),
-        score: Schema.Int,
-        rating: Schema.Literal("good", "bad")
-      }),
-      Result: CsatRow,
+      Request: CsatRecord.insert,
+      Result: CsatRecord,
       execute: (row) =>
         // The conversation's row lock serializes two answers arriving at once.
         sql`SELECT id FROM conversations WHERE id = ${row.conversationId} FOR UPDATE`.pipe(
@@ -44,7 +23,7 @@ export class CsatRepo extends Effect.Service<CsatRepo>()("Parley/CsatRepo", {
 
     const history = SqlSchema.findAll({
       Request: ConversationId,
-      Result: CsatRow,
+      Result: CsatRecord,
       execute: (conversationId) =>
         sql`SELECT * FROM csat_responses WHERE conversation_id = ${conversationId} ORDER BY created_at, id`
     })

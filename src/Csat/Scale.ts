@@ -5,27 +5,34 @@
 import * as Option from "effect/Option"
 import type { RatingStyle } from "../Domain/Csat.js"
 
+type Score = 1 | 2 | 3 | 4 | 5
+
 export interface Reading {
-  readonly score: 1 | 2 | 3 | 4 | 5
+  readonly score: Score
   readonly rating: "good" | "bad"
 }
 
-const reading = (score: 1 | 2 | 3 | 4 | 5): Reading => ({ score, rating: score >= 4 ? "good" : "bad" })
+const scores: ReadonlyArray<Score> = [1, 2, 3, 4, 5]
+
+/** `n` as a score, when it is one. */
+const score = (n: number): Option.Option<Score> => Option.fromNullable(scores.find((s) => s === n))
+
+const reading = (score: Score): Reading => ({ score, rating: score >= 4 ? "good" : "bad" })
 
 const normalize = (answer: string): string => answer.trim().toLowerCase().replace(/\ufe0f/g, "")
 
-const binary: Record<string, 1 | 5> = {
+const binary: Record<string, Score> = {
   good: 5, "👍": 5, thumbs_up: 5, thumbsup: 5, up: 5, yes: 5, positive: 5, satisfied: 5,
   bad: 1, "👎": 1, thumbs_down: 1, thumbsdown: 1, down: 1, no: 1, negative: 1, unsatisfied: 1
 }
 
-const faces: Record<string, 1 | 3 | 5> = {
+const faces: Record<string, Score> = {
   "1": 1, "😞": 1, "☹": 1, "🙁": 1, sad: 1, unhappy: 1, bad: 1,
   "2": 3, "😐": 3, neutral: 3, okay: 3, ok: 3, meh: 3,
   "3": 5, "😀": 5, "😃": 5, "😊": 5, "🙂": 5, happy: 5, good: 5, great: 5
 }
 
-const fivePoint: Record<string, 1 | 2 | 3 | 4 | 5> = {
+const fivePoint: Record<string, Score> = {
   "😡": 1, "😠": 1, "😞": 2, "🙁": 2, "😐": 3, "🙂": 4, "😊": 4, "😀": 5, "😍": 5, "🤩": 5,
   terrible: 1, bad: 2, okay: 3, good: 4, great: 5, excellent: 5
 }
@@ -47,7 +54,7 @@ export const read = (style: RatingStyle, rawAnswer: string): Option.Option<Readi
   switch (style) {
     case 2:
       return Option.fromNullable(binary[answer]).pipe(
-        Option.orElse(() => integerIn(answer, 0, 1).pipe(Option.map((n) => (n === 1 ? 5 : 1) as 1 | 5))),
+        Option.orElse(() => integerIn(answer, 0, 1).pipe(Option.map((n): Score => (n === 1 ? 5 : 1)))),
         Option.map(reading)
       )
     case 3:
@@ -55,14 +62,16 @@ export const read = (style: RatingStyle, rawAnswer: string): Option.Option<Readi
     case 5:
       return integerIn(answer, 1, 5).pipe(
         Option.orElse(() => stars(answer)),
+        Option.flatMap(score),
         Option.orElse(() => Option.fromNullable(fivePoint[answer])),
-        Option.map((n) => reading(n as 1 | 2 | 3 | 4 | 5))
+        Option.map(reading)
       )
     case 10:
     case 11:
       // NPS 0–10 onto 1–5: 0–1 → 1, 2–3 → 2, 4–6 → 3, 7–8 → 4, 9–10 → 5 (detractors stay "bad").
       return integerIn(answer, 0, 10).pipe(
-        Option.map((n) => reading(Math.min(5, Math.max(1, Math.round(1 + n * 0.4))) as 1 | 2 | 3 | 4 | 5))
+        Option.flatMap((n) => score(Math.min(5, Math.max(1, Math.round(1 + n * 0.4))))),
+        Option.map(reading)
       )
   }
 }

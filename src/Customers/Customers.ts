@@ -2,28 +2,20 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type { Customer } from "../Domain/Customer.js"
-import { invalid } from "../Domain/Errors.js"
+import type { CustomerFacts } from "../Domain/Customer.js"
+import { InvalidInput } from "../Domain/Errors.js"
 import { CustomerId, type WorkspaceId } from "../Domain/Ids.js"
-import { type CustomerFacts, type CustomerRow, CustomersRepo } from "./Repo.js"
-
-export const toCustomer = (row: CustomerRow): Customer => ({
-  id: row.id,
-  userId: row.userId,
-  email: row.email,
-  firstName: row.firstName,
-  lastName: row.lastName,
-  phoneNumber: row.phoneNumber,
-  location: row.location,
-  ip: row.ip,
-  isVisitor: row.isVisitor,
-  visitorId: row.visitorId,
-  customFields: row.customFields,
-  fields: row.fields,
-  account: row.account
-})
+import { orDieSql } from "../Sql.js"
+import { CustomersRepo } from "./Repo.js"
 
 const isCustomerId = Schema.is(CustomerId)
+
+/** How a message names its customer. */
+export type CustomerRef =
+  /** Parley's customer id (or, with the integration's `externalCustomerId` flag, the integrator's own). */
+  | { readonly _tag: "ParleyId"; readonly id: string; readonly external: boolean }
+  /** The integrator's (or the helpdesk's) own id, with what the event tells about the customer. */
+  | { readonly _tag: "UserId"; readonly userId: string; readonly facts?: CustomerFacts }
 
 export class Customers extends Effect.Service<Customers>()("Parley/Customers", {
   dependencies: [CustomersRepo.Default],
@@ -32,35 +24,28 @@ export class Customers extends Effect.Service<Customers>()("Parley/Customers", {
 
     const findByExternalId = Effect.fn("Customers.findByExternalId")(
       function*(workspaceId: WorkspaceId, userId: string) {
-        const row = yield* repo.findByUserId({ workspaceId, userId }).pipe(Effect.orDie)
-        return Option.match(row, { onNone: () => null, onSome: toCustomer })
-      }
+        return Option.getOrNull(yield* repo.findByUserId({ workspaceId, userId }))
+      },
+      orDieSql
     )
 
     /**
      * The customer a message names. By default `customerId` is Parley's UUID, and an unknown one is
-     * created with that id (ids are per workspace: two workspaces may use the same one); with the integration's `externalCustomerId` flag it is the integrator's own
-     * id (`userId`) and Parley assigns the UUID.
+     * created with that id (ids are per workspace: two workspaces may use the same one); with the
+     * integration's `externalCustomerId` flag it is the integrator's own id (`userId`) and Parley
+     * assigns the UUID. Fails at `customerId` when a Parley id is not a UUID.
      */
-    const resolve = Effect.fn("Customers.resolve")(function*(
-      workspaceId: WorkspaceId,
-      customerId: string,
-      options: { readonly external: boolean; readonly loc: ReadonlyArray<string | number>; readonly facts?: CustomerFacts }
-    ) {
-      if (options.external) {
-        const row = yield* repo.upsertByUserId(workspaceId, customerId, options.facts ?? {}).pipe(Effect.orDie)
-        return row.id
+    const resolve = Effect.fn("Customers.resolve")(function*(workspaceId: WorkspaceId, ref: CustomerRef) {
+      if (ref._tag === "UserId" || ref.external) {
+        const userId = ref._tag === "UserId" ? ref.userId : ref.id
+        const facts = ref._tag === "UserId" ? ref.facts ?? {} : {}
+        return (yield* repo.upsertByUserId(workspaceId, userId, facts)).id
       }
-      if (!isCustomerId(customerId)) {
-        return yield* invalid(
-          options.loc,
-          "Input should be a valid UUID (Parley's customer id; turn on the externalCustomerId flag to send your own ids)",
-          "uuid_parsing"
-        )
+      if (!isCustomerId(ref.id)) {
+        return yield* InvalidInput.one(["customerId"], "Input should be a valid UUID (Parley's customer id; turn on the externalCustomerId flag to send your own ids)", "uuid_parsing")
       }
-      const row = yield* repo.ensureId({ id: customerId, workspaceId }).pipe(Effect.orDie)
-      return row.id
-    })
+      return (yield* repo.ensureId({ id: ref.id, workspaceId })).id
+    }, orDieSql)
 
     return { findByExternalId, resolve } as const
   })

@@ -2,35 +2,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Account } from "../Domain/Customer.js"
+import { Customer, type CustomerFacts } from "../Domain/Customer.js"
 import { CustomerId, WorkspaceId } from "../Domain/Ids.js"
-import { JsonObject } from "../Domain/Primitives.js"
-
-export const CustomerRow = Schema.Struct({
-  id: CustomerId,
-  workspaceId: WorkspaceId,
-  userId: Schema.NullOr(Schema.String),
-  email: Schema.NullOr(Schema.String),
-  firstName: Schema.NullOr(Schema.String),
-  lastName: Schema.NullOr(Schema.String),
-  phoneNumber: Schema.NullOr(Schema.String),
-  location: Schema.NullOr(Schema.String),
-  ip: Schema.NullOr(Schema.String),
-  isVisitor: Schema.Boolean,
-  visitorId: Schema.NullOr(CustomerId),
-  customFields: Schema.NullOr(JsonObject),
-  fields: Schema.NullOr(JsonObject),
-  account: Schema.NullOr(Account)
-})
-export type CustomerRow = typeof CustomerRow.Type
-
-/** What a helpdesk or a message tells about a customer; absent fields keep their stored value. */
-export interface CustomerFacts {
-  readonly email?: string | null
-  readonly firstName?: string | null
-  readonly lastName?: string | null
-  readonly phoneNumber?: string | null
-}
 
 export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/CustomersRepo", {
   effect: Effect.gen(function*() {
@@ -38,21 +11,15 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/Custo
 
     const findByUserId = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: WorkspaceId, userId: Schema.String }),
-      Result: CustomerRow,
+      Result: Customer,
       execute: ({ userId, workspaceId }) =>
         sql`SELECT * FROM customers WHERE workspace_id = ${workspaceId} AND user_id = ${userId}`
-    })
-
-    const findById = SqlSchema.findOne({
-      Request: Schema.Struct({ workspaceId: WorkspaceId, id: CustomerId }),
-      Result: CustomerRow,
-      execute: ({ id, workspaceId }) => sql`SELECT * FROM customers WHERE workspace_id = ${workspaceId} AND id = ${id}`
     })
 
     /** The customer with this id in the workspace, created if the integrator names it first. */
     const ensureId = SqlSchema.single({
       Request: Schema.Struct({ id: CustomerId, workspaceId: WorkspaceId }),
-      Result: CustomerRow,
+      Result: Customer,
       execute: ({ id, workspaceId }) =>
         sql`INSERT INTO customers (id, workspace_id) VALUES (${id}, ${workspaceId})
             ON CONFLICT (workspace_id, id) DO UPDATE SET updated_at = customers.updated_at RETURNING *`
@@ -62,7 +29,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/Custo
     const upsertByUserId = (workspaceId: WorkspaceId, userId: string, facts: CustomerFacts) =>
       SqlSchema.single({
         Request: Schema.Void,
-        Result: CustomerRow,
+        Result: Customer,
         execute: () =>
           sql`INSERT INTO customers (workspace_id, user_id, email, first_name, last_name, phone_number)
               VALUES (${workspaceId}, ${userId}, ${facts.email ?? null}, ${facts.firstName ?? null},
@@ -76,6 +43,6 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/Custo
               RETURNING *`
       })(undefined)
 
-    return { findByUserId, findById, ensureId, upsertByUserId } as const
+    return { findByUserId, ensureId, upsertByUserId } as const
   })
 }) {}

@@ -1,10 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import { WorkspaceAuth } from "../Auth/Api.js"
-import { Delivery, DeliveryDetail } from "../Domain/Delivery.js"
+import { DeliveryDetail, DeliveryJson } from "../Domain/Delivery.js"
 import { NotFoundBody } from "../Domain/Errors.js"
 import { EventId, IntegrationId } from "../Domain/Ids.js"
 import { Timestamp } from "../Domain/Primitives.js"
+import { IntegrationPath } from "../Integrations/Api.js"
 import { ErrorType } from "../Domain/Validation.js"
 
 const StatusFilter = Schema.Literal("pending", "failed", "delivered", "dead").annotations({
@@ -31,7 +32,6 @@ export const Replayed = Schema.Struct({
   deliveryIds: Schema.Array(EventId)
 }).annotations({ identifier: "Replayed" })
 
-const IntegrationPath = Schema.Struct({ integration_id: IntegrationId })
 const DeliveryPath = Schema.Struct({ integration_id: IntegrationId, delivery_id: EventId })
 
 export class DeliveriesApi extends HttpApiGroup.make("deliveries")
@@ -39,7 +39,7 @@ export class DeliveriesApi extends HttpApiGroup.make("deliveries")
     HttpApiEndpoint.get("list", "/v1/integration/:integration_id/deliveries")
       .setPath(IntegrationPath)
       .setUrlParams(ListQuery)
-      .addSuccess(Schema.Array(Delivery))
+      .addSuccess(Schema.Array(DeliveryJson))
       .addError(NotFoundBody)
       .annotate(OpenApi.Summary, "List deliveries (outbound events), newest first")
   )
@@ -53,7 +53,7 @@ export class DeliveriesApi extends HttpApiGroup.make("deliveries")
   .add(
     HttpApiEndpoint.post("replay", "/v1/integration/:integration_id/deliveries/:delivery_id/replay")
       .setPath(DeliveryPath)
-      .addSuccess(Delivery)
+      .addSuccess(DeliveryJson)
       .addError(NotFoundBody)
       .annotate(OpenApi.Summary, "Send a delivery again now (dead, failed or delivered)")
   )

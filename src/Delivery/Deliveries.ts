@@ -8,22 +8,8 @@ import { NotFound } from "../Domain/Errors.js"
 import type { EventId, IntegrationId } from "../Domain/Ids.js"
 import { JobQueue } from "../Jobs/Queue.js"
 import { DeliverEvent } from "./Jobs.js"
-import { DeliveriesRepo, type EventRow } from "./Repo.js"
-
-export const toDelivery = (row: EventRow): Delivery => ({
-  id: row.id,
-  event: row.kind,
-  integrationId: row.integrationId,
-  conversationId: row.conversationId,
-  status: row.status,
-  attempts: row.attempts,
-  lastStatusCode: row.lastStatusCode,
-  lastError: row.lastError,
-  nextAttemptAt: row.nextAttemptAt,
-  createdAt: row.createdAt,
-  deliveredAt: row.deliveredAt,
-  deadAt: row.deadAt
-})
+import { orDieSql } from "../Sql.js"
+import { DeliveriesRepo } from "./Repo.js"
 
 const notFound = new NotFound({ detail: "Delivery not found" })
 
@@ -38,38 +24,24 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
       integrationId: IntegrationId,
       filter: { readonly status?: DeliveryStatus; readonly since?: DateTime.Utc; readonly limit: number }
     ) {
-      const rows = yield* repo.list({
+      return yield* repo.list({
         integrationId,
         statuses: filter.status === undefined ? [] : [filter.status],
         since: filter.since ?? null,
         limit: filter.limit
-      }).pipe(Effect.orDie)
-      return rows.map(toDelivery)
-    })
+      })
+    }, orDieSql)
 
     const find = (integrationId: IntegrationId, id: EventId) =>
       repo.findInIntegration({ integrationId, id }).pipe(
-        Effect.orDie,
         Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound), onSome: Effect.succeed }))
       )
 
     const get = Effect.fn("Deliveries.get")(function*(integrationId: IntegrationId, id: EventId) {
-      const row = yield* find(integrationId, id)
-      const attempts = yield* repo.attempts(id).pipe(Effect.orDie)
-      return {
-        ...toDelivery(row),
-        body: row.body,
-        attemptLog: attempts.map((a) => ({
-          attempt: a.attempt,
-          startedAt: a.startedAt,
-          latencyMs: a.latencyMs,
-          statusCode: a.statusCode,
-          error: a.error,
-          responseSnippet: a.responseSnippet,
-          nextRetryAt: a.nextRetryAt
-        }))
-      } satisfies DeliveryDetail
-    })
+      const delivery = yield* find(integrationId, id)
+      const attemptLog = yield* repo.attempts(id)
+      return { ...delivery, attemptLog } satisfies DeliveryDetail
+    }, orDieSql)
 
     /**
      * Sends the event again now, signed afresh, in a new retry window. Under the event's row lock (the
@@ -78,28 +50,28 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
      * is queued after the conversation's others. `fresh` (replay all) also retires a waiting job and
      * queues a new one, so that replayed events keep their order among themselves.
      */
-    const replayRow = (row: EventRow, fresh: boolean) =>
+    const replayOne = (delivery: Delivery, fresh: boolean) =>
       Effect.gen(function*() {
-        const replayed = yield* repo.markReplayed(row.id)
-        if (fresh) yield* queue.supersede(DeliverEvent, row.id)
-        const brought = yield* queue.runNow(DeliverEvent, row.id)
-        if (!brought) yield* queue.enqueue(DeliverEvent, { eventId: row.id }, { conversationId: row.conversationId })
+        const replayed = yield* repo.markReplayed(delivery.id)
+        if (fresh) yield* queue.supersede(DeliverEvent, delivery.id)
+        const brought = yield* queue.runNow(DeliverEvent, delivery.id)
+        if (!brought) {
+          yield* queue.enqueue(DeliverEvent, { eventId: delivery.id }, { conversationId: delivery.conversationId })
+        }
         return replayed
-      }).pipe(sql.withTransaction, Effect.orDie)
+      }).pipe(sql.withTransaction)
 
     const replay = Effect.fn("Deliveries.replay")(function*(integrationId: IntegrationId, id: EventId) {
-      return toDelivery(yield* replayRow(yield* find(integrationId, id), false))
-    })
+      return yield* replayOne(yield* find(integrationId, id), false)
+    }, orDieSql)
 
     const replayAll = Effect.fn("Deliveries.replayAll")(function*(integrationId: IntegrationId, since: DateTime.Utc) {
-      const rows = yield* repo.list({ integrationId, statuses: ["dead", "failed"], since, limit: 10_000 }).pipe(
-        Effect.orDie
-      )
+      const deliveries = yield* repo.list({ integrationId, statuses: ["dead", "failed"], since, limit: 10_000 })
       // Oldest first and all with fresh jobs, so a conversation's events are queued again in their order.
-      const ordered = [...rows].sort((a, b) => a.createdAt.epochMillis - b.createdAt.epochMillis)
-      const replayed = yield* Effect.forEach(ordered, (row) => replayRow(row, true))
+      const ordered = [...deliveries].sort((a, b) => a.createdAt.epochMillis - b.createdAt.epochMillis)
+      const replayed = yield* Effect.forEach(ordered, (delivery) => replayOne(delivery, true))
       return { replayed: replayed.length, deliveryIds: replayed.map((r) => r.id) }
-    })
+    }, orDieSql)
 
     return { list, get, replay, replayAll } as const
   })

@@ -7,20 +7,15 @@ import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as crypto from "node:crypto"
+import type { Conversation } from "../Domain/Conversation.js"
 import type { EventKind } from "../Domain/Delivery.js"
-import { type ConversationId, type CustomerId, EventId } from "../Domain/Ids.js"
-import type { IntegrationRow } from "../Integrations/Repo.js"
+import { EventId } from "../Domain/Ids.js"
+import type { Integration } from "../Domain/Integration.js"
 import { JobQueue } from "../Jobs/Queue.js"
 import { eventsEmitted } from "../Observability/Metrics.js"
+import { orDieSql } from "../Sql.js"
 import { DeliverEvent } from "./Jobs.js"
 import { DeliveriesRepo } from "./Repo.js"
-
-export interface EventConversation {
-  readonly id: ConversationId
-  /** The integrator's conversation id, as the envelope's `conversationId`. */
-  readonly externalId: string
-  readonly customerId: CustomerId
-}
 
 export class Events extends Effect.Service<Events>()("Parley/Events", {
   dependencies: [DeliveriesRepo.Default, JobQueue.Default],
@@ -30,8 +25,8 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
 
     /** Stores the event and schedules its delivery; run it inside the transaction that caused it. */
     const emit = Effect.fn("Events.emit")(function*(input: {
-      readonly integration: IntegrationRow
-      readonly conversation: EventConversation | null
+      readonly integration: Integration
+      readonly conversation: Pick<Conversation, "id" | "externalId" | "customerId"> | null
       readonly kind: EventKind
       readonly data: unknown
       /** When what caused the event happened (the customer's message), for end-to-end latency. */
@@ -43,7 +38,7 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
       const body = JSON.stringify({
         event: input.kind,
         eventId: id,
-        integrationId: input.integration.id,
+        integrationId: input.integration.integrationId,
         conversationId: input.conversation?.externalId ?? null,
         customerId: input.conversation?.customerId ?? null,
         createdAt: DateTime.formatIso(createdAt),
@@ -53,17 +48,27 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
       yield* repo.insert({
         id,
         workspaceId: input.integration.workspaceId,
-        integrationId: input.integration.id,
+        event: input.kind,
+        integrationId: input.integration.integrationId,
         conversationId: input.conversation?.id ?? null,
-        kind: input.kind,
         body,
-        originAt: input.originAt ?? null
-      }).pipe(Effect.orDie)
+        status: "pending",
+        attempts: 0,
+        lastStatusCode: null,
+        lastError: null,
+        nextAttemptAt: null,
+        createdAt,
+        deliveredAt: null,
+        deadAt: null,
+        replayedAt: null,
+        originAt: input.originAt ?? null,
+        generation: 0
+      })
       yield* queue.enqueue(DeliverEvent, { eventId: id }, { conversationId: input.conversation?.id })
       yield* Metric.increment(Metric.tagged(eventsEmitted, "event", input.kind))
       yield* Effect.annotateCurrentSpan({ "event.id": id, "event.kind": input.kind })
       return id
-    })
+    }, orDieSql)
 
     return { emit } as const
   })

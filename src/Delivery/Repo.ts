@@ -2,41 +2,8 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { DeliveryStatus } from "../Domain/Delivery.js"
-import { ConversationId, EventId, IntegrationId, WorkspaceId } from "../Domain/Ids.js"
-
-export const EventRow = Schema.Struct({
-  id: EventId,
-  workspaceId: WorkspaceId,
-  integrationId: IntegrationId,
-  conversationId: Schema.NullOr(ConversationId),
-  kind: Schema.String,
-  body: Schema.String,
-  status: DeliveryStatus,
-  attempts: Schema.Number,
-  lastStatusCode: Schema.NullOr(Schema.Number),
-  lastError: Schema.NullOr(Schema.String),
-  nextAttemptAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  createdAt: Schema.DateTimeUtcFromDate,
-  deliveredAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  deadAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  replayedAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  originAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  generation: Schema.Number
-})
-export type EventRow = typeof EventRow.Type
-
-export const AttemptRow = Schema.Struct({
-  eventId: EventId,
-  attempt: Schema.Number,
-  startedAt: Schema.DateTimeUtcFromDate,
-  latencyMs: Schema.Number,
-  statusCode: Schema.NullOr(Schema.Number),
-  error: Schema.NullOr(Schema.String),
-  responseSnippet: Schema.NullOr(Schema.String),
-  nextRetryAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
-})
-export type AttemptRow = typeof AttemptRow.Type
+import { Delivery, DeliveryAttempt, DeliveryStatus } from "../Domain/Delivery.js"
+import { EventId, IntegrationId } from "../Domain/Ids.js"
 
 const ListRequest = Schema.Struct({
   integrationId: IntegrationId,
@@ -50,41 +17,32 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
     const sql = yield* SqlClient.SqlClient
 
     const insert = SqlSchema.void({
-      Request: Schema.Struct({
-        id: EventId,
-        workspaceId: WorkspaceId,
-        integrationId: IntegrationId,
-        conversationId: Schema.NullOr(ConversationId),
-        kind: Schema.String,
-        body: Schema.String,
-        originAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
-      }),
+      Request: Delivery.insert,
       execute: (row) => sql`INSERT INTO events ${sql.insert(row)}`
     })
 
     const findById = SqlSchema.findOne({
       Request: EventId,
-      Result: EventRow,
+      Result: Delivery,
       execute: (id) => sql`SELECT * FROM events WHERE id = ${id}`
     })
 
-    /** The event, locked for the rest of the transaction. */
+    /** The event, locked for the rest of the transaction (the sender and replays take this lock). */
     const lock = SqlSchema.findOne({
       Request: EventId,
-      Result: EventRow,
+      Result: Delivery,
       execute: (id) => sql`SELECT * FROM events WHERE id = ${id} FOR UPDATE`
     })
 
     const findInIntegration = SqlSchema.findOne({
       Request: Schema.Struct({ integrationId: IntegrationId, id: EventId }),
-      Result: EventRow,
-      execute: ({ id, integrationId }) =>
-        sql`SELECT * FROM events WHERE id = ${id} AND integration_id = ${integrationId}`
+      Result: Delivery,
+      execute: ({ id, integrationId }) => sql`SELECT * FROM events WHERE id = ${id} AND integration_id = ${integrationId}`
     })
 
     const list = SqlSchema.findAll({
       Request: ListRequest,
-      Result: EventRow,
+      Result: Delivery,
       execute: ({ integrationId, limit, since, statuses }) =>
         sql`SELECT * FROM events
             WHERE integration_id = ${integrationId}
@@ -95,54 +53,27 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
 
     const attempts = SqlSchema.findAll({
       Request: EventId,
-      Result: AttemptRow,
+      Result: DeliveryAttempt,
       execute: (eventId) => sql`SELECT * FROM delivery_attempts WHERE event_id = ${eventId} ORDER BY id`
     })
 
     const recordAttempt = SqlSchema.void({
-      Request: AttemptRow,
+      Request: DeliveryAttempt.insert,
       execute: (row) => sql`INSERT INTO delivery_attempts ${sql.insert(row)}`
     })
 
-    const markDelivered = (id: EventId, attempts: number, statusCode: number) =>
-      sql`UPDATE events SET status = 'delivered', attempts = ${attempts}, last_status_code = ${statusCode},
-              last_error = NULL, next_attempt_at = NULL, delivered_at = now()
-          WHERE id = ${id}`.pipe(Effect.asVoid)
-
-    const markFailed = (
-      id: EventId,
-      update: {
-        readonly attempts: number
-        readonly statusCode: number | null
-        readonly error: string
-        readonly nextAttemptAt: Date
-      }
-    ) =>
-      sql`UPDATE events SET status = 'failed', attempts = ${update.attempts}, last_status_code = ${update.statusCode},
-              last_error = ${update.error}, next_attempt_at = ${update.nextAttemptAt}
-          WHERE id = ${id}`.pipe(Effect.asVoid)
-
-    const markDead = (
-      id: EventId,
-      update: { readonly attempts: number; readonly statusCode: number | null; readonly error: string }
-    ) =>
-      sql`UPDATE events SET status = 'dead', attempts = ${update.attempts}, last_status_code = ${update.statusCode},
-              last_error = ${update.error}, next_attempt_at = NULL, dead_at = now()
-          WHERE id = ${id}`.pipe(Effect.asVoid)
-
-    /** An attempt that was in flight during a replay: counted and recorded, the status left to the replay. */
-    const markOvertaken = (
-      id: EventId,
-      update: { readonly attempts: number; readonly statusCode: number | null; readonly error: string | null }
-    ) =>
-      sql`UPDATE events SET attempts = ${update.attempts}, last_status_code = ${update.statusCode},
-              last_error = ${update.error}
-          WHERE id = ${id}`.pipe(Effect.asVoid)
+    /** Writes an attempt's outcome onto the event. */
+    const update = SqlSchema.void({
+      Request: Delivery.update.pipe(
+        Schema.pick("id", "status", "attempts", "lastStatusCode", "lastError", "nextAttemptAt", "deliveredAt", "deadAt")
+      ),
+      execute: (row) => sql`UPDATE events SET ${sql.update(row, ["id"])} WHERE id = ${row.id}`
+    })
 
     /** Queues the event again: pending now, in a new retry window, a new generation. */
     const markReplayed = SqlSchema.single({
       Request: EventId,
-      Result: EventRow,
+      Result: Delivery,
       execute: (id) =>
         sql`UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL,
                 generation = generation + 1
@@ -155,7 +86,6 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
     )
 
     return {
-      countDead,
       insert,
       findById,
       lock,
@@ -163,11 +93,9 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       list,
       attempts,
       recordAttempt,
-      markDelivered,
-      markFailed,
-      markDead,
-      markOvertaken,
-      markReplayed
+      update,
+      markReplayed,
+      countDead
     } as const
   })
 }) {}

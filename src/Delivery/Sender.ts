@@ -16,13 +16,14 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as AppConfig from "../Config.js"
+import type { Delivery } from "../Domain/Delivery.js"
 import type { EventId } from "../Domain/Ids.js"
 import { reservedHeaderNames } from "../Domain/Integration.js"
 import { IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
 import { deliveryAttemptDuration, deliveryAttempts, deliveryDead, deliveryLatency } from "../Observability/Metrics.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
-import { DeliveriesRepo, type EventRow } from "./Repo.js"
+import { DeliveriesRepo } from "./Repo.js"
 import { nextAttempt, parseRetryAfter } from "./Retry.js"
 import { signatureHeaders } from "./Signature.js"
 import { internalLiteral } from "./Ssrf.js"
@@ -110,7 +111,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
       )
 
     /** Everything up to the POST; a failure here is the attempt's failure, not the job's. */
-    const attempt = (event: EventRow) =>
+    const attempt = (event: Delivery) =>
       Effect.gen(function*() {
         const integration = yield* integrations.findById(event.integrationId).pipe(Effect.orDie)
         if (Option.isNone(integration)) return { error: "Integration deleted", final: true } as const
@@ -167,23 +168,38 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         )
       )
 
-    const log = (event: EventRow, number: number, result: AttemptResult) =>
+    const log = (event: Delivery, number: number, result: AttemptResult) =>
       Effect.annotateLogs({
         "integration.id": event.integrationId,
         "event.id": event.id,
-        "event.kind": event.kind,
+        "event.kind": event.event,
         "delivery.attempt": number,
         ...(result.statusCode !== null ? { "http.response.status_code": result.statusCode } : {}),
         ...(result.error !== null ? { error: result.error } : {})
       })
 
     /** Records the attempt and moves the event on, under the event's row lock (replays take it too). */
-    const settle = (started: EventRow, result: AttemptResult) =>
+    const settle = (started: Delivery, result: AttemptResult) =>
       Effect.gen(function*() {
         const done = { outcome: Outcome.Done(), nextRetryAt: Option.none<DateTime.Utc>() }
         const event = Option.getOrElse(yield* repo.lock(started.id), () => started)
         const number = event.attempts + 1
         const now = yield* DateTime.now
+        /** The event after this attempt, `changes` applied. */
+        const write = (
+          changes: Partial<Pick<Delivery, "status" | "lastError" | "nextAttemptAt" | "deliveredAt" | "deadAt">>
+        ) =>
+          repo.update({
+            id: event.id,
+            status: event.status,
+            attempts: number,
+            lastStatusCode: result.statusCode,
+            lastError: result.error,
+            nextAttemptAt: event.nextAttemptAt,
+            deliveredAt: event.deliveredAt,
+            deadAt: event.deadAt,
+            ...changes
+          })
         const record = (nextRetryAt: DateTime.Utc | null) =>
           repo.recordAttempt({
             eventId: event.id,
@@ -197,20 +213,20 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           })
         const dead = (error: string) =>
           Effect.all([
-            repo.markDead(event.id, { attempts: number, statusCode: result.statusCode, error }),
+            write({ status: "dead", lastError: error, nextAttemptAt: null, deadAt: now }),
             Effect.logError("Delivery dead-lettered").pipe(log(event, number, result)),
-            Metric.increment(Metric.tagged(deliveryDead, "event", event.kind))
+            Metric.increment(Metric.tagged(deliveryDead, "event", event.event))
           ], { discard: true })
 
         if (event.generation !== started.generation) {
           // Replayed while this attempt was in flight: the replay's own run follows at once.
           yield* record(null)
-          yield* repo.markOvertaken(event.id, { attempts: number, statusCode: result.statusCode, error: result.error })
+          yield* write({})
           return done
         }
         if (result.error === null && result.statusCode !== null) {
           yield* record(null)
-          yield* repo.markDelivered(event.id, number, result.statusCode)
+          yield* write({ status: "delivered", nextAttemptAt: null, deliveredAt: now })
           yield* Effect.logDebug("Delivered").pipe(log(event, number, result))
           if (event.originAt !== null) {
             yield* Metric.update(deliveryLatency, (now.epochMillis - event.originAt.epochMillis) / 1000)
@@ -238,12 +254,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         }
         const nextRetryAt = DateTime.addDuration(now, next.delay)
         yield* record(nextRetryAt)
-        yield* repo.markFailed(event.id, {
-          attempts: number,
-          statusCode: result.statusCode,
-          error,
-          nextAttemptAt: DateTime.toDateUtc(nextRetryAt)
-        })
+        yield* write({ status: "failed", nextAttemptAt: nextRetryAt })
         yield* Effect.logWarning("Delivery attempt failed").pipe(
           log(event, number, result),
           Effect.annotateLogs("delivery.next_attempt_at", DateTime.formatIso(nextRetryAt))
@@ -259,14 +270,14 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
       if (event.status === "delivered" || event.status === "dead") return Outcome.Done()
       yield* Effect.annotateCurrentSpan({
         "event.id": event.id,
-        "event.kind": event.kind,
+        "event.kind": event.event,
         "delivery.attempt": event.attempts + 1,
         "integration.id": event.integrationId,
         "workspace.id": event.workspaceId
       })
       const result = yield* attempt(event)
       const outcome = result.error === null ? "delivered" : result.statusCode === 410 ? "gone" : "failed"
-      yield* Metric.increment(Metric.tagged(Metric.tagged(deliveryAttempts, "event", event.kind), "outcome", outcome))
+      yield* Metric.increment(Metric.tagged(Metric.tagged(deliveryAttempts, "event", event.event), "outcome", outcome))
       yield* Metric.update(deliveryAttemptDuration, result.latencyMs / 1000)
       yield* Effect.annotateCurrentSpan({
         "http.response.status_code": result.statusCode ?? 0,

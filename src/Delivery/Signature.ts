@@ -63,13 +63,9 @@ const equal = (a: string, b: string) => {
 }
 
 const header = (headers: VerifyInput["headers"], name: string): string | undefined => {
-  if (typeof (headers as Headers).get === "function") return (headers as Headers).get(name) ?? undefined
-  const record = headers as Record<string, string | ReadonlyArray<string> | undefined>
-  for (const key of Object.keys(record)) {
-    if (key.toLowerCase() === name) {
-      const value = record[key]
-      return Array.isArray(value) ? value[0] : (value as string | undefined)
-    }
+  if (headers instanceof Headers) return headers.get(name) ?? undefined
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === name) return typeof value === "string" ? value : value?.[0]
   }
   return undefined
 }

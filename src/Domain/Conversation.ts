@@ -1,6 +1,9 @@
+import * as Model from "@effect/sql/Model"
 import * as Schema from "effect/Schema"
-import { ConversationId, CustomerId, MessageId } from "./Ids.js"
-import { ExternalId, HttpUrl, JsonObject, Timestamp } from "./Primitives.js"
+import { At, CreatedAt, Internal, InternalCreatedAt, InternalJsonb, Jsonb, NullableJsonb, Sequence } from "./Fields.js"
+import { ConversationId, CustomerId, IntegrationId, MessageId, WorkspaceId } from "./Ids.js"
+import { ExternalId, HttpUrl, JsonObject, Text, Timestamp } from "./Primitives.js"
+import { withAliases } from "./Validation.js"
 
 /** PRODUCT.md §4. */
 export const Role = Schema.Literal("human", "ai", "agent", "system")
@@ -13,7 +16,7 @@ export const ConversationStatus = Schema.Literal("open", "escalated", "closed")
 export type ConversationStatus = typeof ConversationStatus.Type
 
 export const Attachment = Schema.Struct({
-  name: Schema.String,
+  name: Text,
   url: HttpUrl
 }).annotations({ identifier: "Attachment" })
 export type Attachment = typeof Attachment.Type
@@ -25,63 +28,84 @@ export const AgentInfo = Schema.Struct({
 }).annotations({ identifier: "AgentInfo" })
 export type AgentInfo = typeof AgentInfo.Type
 
-/** Spec 2.7. `externalId` is the integrator's id for the message, kept beside Parley's. */
-export const Message = Schema.Struct({
-  id: MessageId,
-  externalId: Schema.NullOr(Schema.String),
-  role: Role,
-  sentAt: Timestamp,
-  type: MessageType,
-  text: Schema.String,
-  attachments: Schema.Array(Attachment),
-  isSuggestion: Schema.Boolean,
-  agentInfo: Schema.NullOr(AgentInfo)
-}).annotations({ identifier: "Message" })
-export type Message = typeof Message.Type
-
-/** Spec 2.8. `externalId` is the integrator's `conversationId`. */
-export const Conversation = Schema.Struct({
-  id: ConversationId,
+/**
+ * A conversation (spec 2.8): the integrator's `conversationId` is its `externalId`, unique per
+ * integration; `id` is Parley's.
+ */
+export class Conversation extends Model.Class<Conversation>("Conversation")({
+  id: Model.Generated(ConversationId),
+  workspaceId: Internal(WorkspaceId),
+  integrationId: Internal(IntegrationId),
   externalId: Schema.String,
   status: ConversationStatus,
-  createdAt: Timestamp,
+  createdAt: CreatedAt,
   customerId: CustomerId,
-  channel: Schema.String,
+  channel: Schema.String
+}) {}
+
+/** A conversation as responses show it: with the customer's first message nobody has answered yet. */
+export const ConversationView = Schema.Struct({
+  ...Conversation.json.fields,
   firstUnreadMessageId: Schema.NullOr(MessageId)
 }).annotations({ identifier: "Conversation" })
-export type Conversation = typeof Conversation.Type
+export type ConversationView = typeof ConversationView.Type
+
+/** A message (spec 2.7). `externalId` is the integrator's id for it, kept beside Parley's. */
+export class Message extends Model.Class<Message>("Message")({
+  id: Model.Generated(MessageId),
+  conversationId: Internal(ConversationId),
+  integrationId: Internal(IntegrationId),
+  externalId: Schema.NullOr(Schema.String),
+  role: Role,
+  sentAt: At,
+  type: MessageType,
+  text: Schema.String,
+  attachments: Jsonb(Schema.Array(Attachment)),
+  isSuggestion: Schema.Boolean,
+  agentInfo: NullableJsonb(AgentInfo),
+  syncOnly: Internal(Schema.Boolean),
+  requestContext: InternalJsonb(JsonObject),
+  /** An AI reply names the message it answers: one reply per trigger. */
+  replyTo: Internal(Schema.NullOr(MessageId)),
+  /** Arrival order (a client's `sentAt` may arrive out of order): what the reply debounce goes by. */
+  seq: Sequence,
+  createdAt: InternalCreatedAt
+}) {}
+
+export const MessageJson = Message.json.annotations({ identifier: "Message" })
 
 export const MessageReceived = Schema.Struct({
-  message: Message,
-  conversation: Conversation
+  message: MessageJson,
+  conversation: ConversationView
 }).annotations({ identifier: "MessageReceivedResponse" })
 export type MessageReceived = typeof MessageReceived.Type
 
-/**
- * Spec 2.6. The snake_case spellings of the getting-started example are accepted too
- * (see `messageAliases`); both spellings with different values is a 422.
- */
-export const InboundMessage = Schema.Struct({
+/** Spec 2.6, camelCase: the reference spelling. */
+const InboundMessageFields = {
   id: ExternalId,
   role: Role,
   sentAt: Schema.optionalWith(Timestamp, { exact: true }),
   customerId: ExternalId,
-  text: Schema.String,
+  text: Text,
   attachments: Schema.optionalWith(Schema.Array(Attachment), { default: () => [] }),
   conversationId: ExternalId,
   syncOnly: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   requestContext: Schema.optionalWith(JsonObject, { exact: true })
-}).annotations({
-  identifier: "InboundMessage",
-  description:
-    "camelCase is the reference; sent_at, customer_id, conversation_id, sync_only and request_context are accepted too."
-})
-export type InboundMessage = typeof InboundMessage.Type
+}
 
-export const messageAliases = {
+/**
+ * The body of message-received (spec 2.6). The snake_case spellings of the getting-started example
+ * are accepted too (PRODUCT.md §3); both spellings of one field with different values is a 422.
+ */
+export const InboundMessage = withAliases(InboundMessageFields, {
   sent_at: "sentAt",
   customer_id: "customerId",
   conversation_id: "conversationId",
   sync_only: "syncOnly",
   request_context: "requestContext"
-} as const
+}).annotations({
+  identifier: "InboundMessage",
+  description: "camelCase is the reference; sent_at, customer_id, conversation_id, sync_only and request_context " +
+    "are accepted too. Required: id, role, customerId, text, conversationId (in either spelling)."
+})
+export type InboundMessage = typeof InboundMessage.Type

@@ -1,6 +1,8 @@
+import * as Model from "@effect/sql/Model"
 import * as Schema from "effect/Schema"
+import { CreatedAt, Internal } from "./Fields.js"
 import { ConversationId, CsatId } from "./Ids.js"
-import { ExternalId, Timestamp } from "./Primitives.js"
+import { ExternalId, Text } from "./Primitives.js"
 import { ErrorType } from "./Validation.js"
 
 /** PRODUCT.md §4: the size of the scale. */
@@ -10,24 +12,36 @@ export const RatingStyle = Schema.Literal(2, 3, 5, 10, 11).annotations({
 })
 export type RatingStyle = typeof RatingStyle.Type
 
-/** Spec 2.9. `conversationId` is the integrator's id (Parley's UUID is accepted too). */
+export const Rating = Schema.Literal("good", "bad")
+
+/** Spec 2.9, the request. `conversationId` is the integrator's id (Parley's UUID is accepted too). */
 export const CsatResponse = Schema.Struct({
   conversationId: ExternalId,
   ratingStyle: RatingStyle,
-  ratingAnswer: Schema.Union(Schema.String, Schema.Number.pipe(Schema.finite())),
-  csatComment: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
-}).annotations({ identifier: "CsatResponse" })
+  ratingAnswer: Schema.Union(Text, Schema.Number.pipe(Schema.finite())),
+  csatComment: Schema.optionalWith(Schema.NullOr(Text), { exact: true })
+}).annotations({ identifier: "CsatResponse", parseOptions: { errors: "all" } })
 export type CsatResponse = typeof CsatResponse.Type
 
-export const CsatRecord = Schema.Struct({
-  id: CsatId,
+/**
+ * A stored CSAT answer: the raw answer as sent, and its reading (a 1–5 score, good/bad). One per
+ * conversation is current; earlier ones stay as history.
+ */
+export class CsatRecord extends Model.Class<CsatRecord>("CsatRecord")({
+  id: Model.Generated(CsatId),
   conversationId: ConversationId,
-  externalConversationId: Schema.String,
   ratingStyle: RatingStyle,
   ratingAnswer: Schema.String,
   csatComment: Schema.NullOr(Schema.String),
   score: Schema.Int.pipe(Schema.between(1, 5)),
-  rating: Schema.Literal("good", "bad"),
-  createdAt: Timestamp
+  rating: Rating,
+  isCurrent: Internal(Schema.Boolean),
+  createdAt: CreatedAt
+}) {}
+
+/** The 200 body of csat-response-received: the record, with the integrator's conversation id. */
+export const CsatRecordView = Schema.Struct({
+  ...CsatRecord.json.fields,
+  externalConversationId: Schema.String
 }).annotations({ identifier: "CsatRecord" })
-export type CsatRecord = typeof CsatRecord.Type
+export type CsatRecordView = typeof CsatRecordView.Type

@@ -1,7 +1,10 @@
+import * as Model from "@effect/sql/Model"
 import * as Schema from "effect/Schema"
-import { CustomerId } from "./Ids.js"
+import { Internal, InternalCreatedAt, NullableJsonb } from "./Fields.js"
+import { CustomerId, WorkspaceId } from "./Ids.js"
 import { JsonObject, optionalNullable } from "./Primitives.js"
 
+/** Spec 2.2: every field optional and nullable. */
 export const Account = Schema.Struct({
   id: optionalNullable(Schema.String),
   name: optionalNullable(Schema.String),
@@ -11,20 +14,34 @@ export const Account = Schema.Struct({
 }).annotations({ identifier: "Account" })
 export type Account = typeof Account.Type
 
-/** Spec 2.1: every field optional and nullable; Parley always sends every field. */
-export const Customer = Schema.Struct({
-  id: optionalNullable(CustomerId),
-  userId: optionalNullable(Schema.String),
-  email: optionalNullable(Schema.String),
-  firstName: optionalNullable(Schema.String),
-  lastName: optionalNullable(Schema.String),
-  phoneNumber: optionalNullable(Schema.String),
-  location: optionalNullable(Schema.String),
-  ip: optionalNullable(Schema.String),
-  isVisitor: optionalNullable(Schema.Boolean),
-  visitorId: optionalNullable(CustomerId),
-  customFields: optionalNullable(JsonObject),
-  fields: optionalNullable(JsonObject),
-  account: optionalNullable(Account)
-}).annotations({ identifier: "Customer" })
-export type Customer = typeof Customer.Type
+/**
+ * A customer of a workspace (spec 2.1). Ids are per workspace: integrators may choose them. Every
+ * field is sent in responses (null when unknown).
+ */
+export class Customer extends Model.Class<Customer>("Customer")({
+  id: CustomerId,
+  workspaceId: Internal(WorkspaceId),
+  userId: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  firstName: Schema.NullOr(Schema.String),
+  lastName: Schema.NullOr(Schema.String),
+  phoneNumber: Schema.NullOr(Schema.String),
+  location: Schema.NullOr(Schema.String),
+  ip: Schema.NullOr(Schema.String),
+  isVisitor: Schema.Boolean,
+  visitorId: Schema.NullOr(CustomerId),
+  customFields: NullableJsonb(JsonObject),
+  fields: NullableJsonb(JsonObject),
+  account: NullableJsonb(Account),
+  createdAt: InternalCreatedAt
+}) {}
+
+export const CustomerJson = Customer.json.annotations({ identifier: "Customer" })
+
+/** What a helpdesk or a message tells about a customer; absent fields keep their stored value. */
+export interface CustomerFacts {
+  readonly email?: string | null
+  readonly firstName?: string | null
+  readonly lastName?: string | null
+  readonly phoneNumber?: string | null
+}

@@ -1,6 +1,7 @@
+import * as Model from "@effect/sql/Model"
 import * as Schema from "effect/Schema"
-import { ConversationId, EventId, IntegrationId } from "./Ids.js"
-import { Timestamp } from "./Primitives.js"
+import { At, column, Internal, NullableAt } from "./Fields.js"
+import { ConversationId, EventId, IntegrationId, WorkspaceId } from "./Ids.js"
 
 /** Outbound event kinds (PRODUCT.md §5). */
 export const EventKind = Schema.Literal(
@@ -21,36 +22,65 @@ export type EventKind = typeof EventKind.Type
 export const DeliveryStatus = Schema.Literal("pending", "failed", "delivered", "dead")
 export type DeliveryStatus = typeof DeliveryStatus.Type
 
-export const DeliveryAttempt = Schema.Struct({
-  attempt: Schema.Number,
-  startedAt: Timestamp,
-  latencyMs: Schema.Number,
-  statusCode: Schema.NullOr(Schema.Number),
-  error: Schema.NullOr(Schema.String),
-  responseSnippet: Schema.NullOr(Schema.String),
-  nextRetryAt: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "DeliveryAttempt" })
-export type DeliveryAttempt = typeof DeliveryAttempt.Type
-
-export const Delivery = Schema.Struct({
+/**
+ * An outbound event and its delivery state (a row of `events`); on the wire its id is the `eventId`
+ * and its kind is `event`. The body is stored once, byte for byte what every attempt signs and sends.
+ */
+export class Delivery extends Model.Class<Delivery>("Delivery")({
   id: EventId,
-  event: Schema.String,
+  workspaceId: Internal(WorkspaceId),
+  event: Model.Field({
+    select: column(Schema.String, "kind"),
+    insert: column(Schema.String, "kind"),
+    update: column(Schema.String, "kind"),
+    json: Schema.String
+  }),
   integrationId: IntegrationId,
   conversationId: Schema.NullOr(ConversationId),
+  body: Internal(Schema.String),
   status: DeliveryStatus,
   attempts: Schema.Number,
   lastStatusCode: Schema.NullOr(Schema.Number),
   lastError: Schema.NullOr(Schema.String),
-  nextAttemptAt: Schema.NullOr(Timestamp),
-  createdAt: Timestamp,
-  deliveredAt: Schema.NullOr(Timestamp),
-  deadAt: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "Delivery", description: "An outbound event and its delivery state; id is the eventId." })
-export type Delivery = typeof Delivery.Type
+  nextAttemptAt: NullableAt,
+  createdAt: At,
+  deliveredAt: NullableAt,
+  deadAt: NullableAt,
+  /** A replay restarts the retry window (DELIVERY_MAX_AGE) from here. */
+  replayedAt: Internal(Schema.NullOr(Schema.DateTimeUtcFromDate)),
+  /** When what caused the event happened (the customer's message): end-to-end latency starts here. */
+  originAt: Internal(Schema.NullOr(Schema.DateTimeUtcFromDate)),
+  /** Bumped by every replay: an attempt in flight during a replay does not settle the event. */
+  generation: Internal(Schema.Number)
+}) {}
+
+export const DeliveryJson = Delivery.json.annotations({
+  identifier: "Delivery",
+  description: "An outbound event and its delivery state; id is the eventId."
+})
+
+/** One attempt at delivering an event. */
+export class DeliveryAttempt extends Model.Class<DeliveryAttempt>("DeliveryAttempt")({
+  id: Model.Generated(Schema.NumberFromString),
+  eventId: Internal(EventId),
+  attempt: Schema.Number,
+  startedAt: At,
+  latencyMs: Schema.Number,
+  statusCode: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  responseSnippet: Schema.NullOr(Schema.String),
+  nextRetryAt: NullableAt
+}) {}
+
+export const DeliveryAttemptJson = Schema.Struct(DeliveryAttempt.json.fields).pipe(
+  Schema.omit("id"),
+  Schema.annotations({ identifier: "DeliveryAttempt" })
+)
 
 export const DeliveryDetail = Schema.Struct({
-  ...Delivery.fields,
+  ...Delivery.json.fields,
   body: Schema.String,
-  attemptLog: Schema.Array(DeliveryAttempt)
+  attemptLog: Schema.Array(DeliveryAttemptJson)
 }).annotations({ identifier: "DeliveryDetail" })
 export type DeliveryDetail = typeof DeliveryDetail.Type
+

@@ -3,11 +3,13 @@
  * each class below is paired with a wire schema that drops the `_tag`, so the body is exactly the spec's.
  */
 import { HttpApiSchema } from "@effect/platform"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { ValidationItem } from "./Validation.js"
+import { formatIssue, type Location, ValidationItem } from "./Validation.js"
 
-const detailBody = <Self extends { readonly detail: string }>(
-  cls: Schema.Schema<Self, any, never> & { new(props: { readonly detail: string }): Self },
+const detailBody = <Self extends { readonly detail: string }, I>(
+  cls: Schema.Schema<Self, I, never> & { new(props: { readonly detail: string }): Self },
   status: number,
   description: string
 ): Schema.Schema<Self, { readonly detail: string }> =>
@@ -70,9 +72,44 @@ export const ValidationErrorBody: Schema.Schema<ValidationError, {
   identifier: "HTTPValidationError"
 })
 
-/** One validation problem, for failures found after decoding (e.g. a tone of another workspace). */
-export const invalid = (loc: ReadonlyArray<string | number>, msg: string, type = "value_error") =>
-  new ValidationError({ detail: [{ loc, msg, type }] })
+/** One problem of an input, located within it. */
+export interface InputProblem {
+  readonly path: ReadonlyArray<string | number>
+  readonly message: string
+  readonly type: string
+}
+
+/**
+ * Input a service finds invalid (a configured limit, a tone of another workspace, a helpdesk event that
+ * does not decode): paths are within the input, which only the HTTP edge knows to be the body (`at`).
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
+  problems: Schema.Array(Schema.Struct({
+    path: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
+    message: Schema.String,
+    type: Schema.String
+  }))
+}) {
+  static one(path: ReadonlyArray<string | number>, message: string, type: string): InvalidInput {
+    return new InvalidInput({ problems: [{ path, message, type }] })
+  }
+  /** The 422 of this input arriving at `location`. */
+  at(location: Location): ValidationError {
+    return new ValidationError({
+      detail: this.problems.map((problem) => ({ loc: [location, ...problem.path], msg: problem.message, type: problem.type }))
+    })
+  }
+}
+
+/** Decodes an input; its problems are an `InvalidInput`, located within it. */
+export const decodeInput = <A, I>(schema: Schema.Schema<A, I>) => (input: unknown) =>
+  ParseResult.decodeUnknown(schema, { errors: "all", onExcessProperty: "ignore" })(input).pipe(
+    Effect.mapError((issue) =>
+      new InvalidInput({
+        problems: formatIssue("body", issue).map((item) => ({ path: item.loc.slice(1), message: item.msg, type: item.type }))
+      })
+    )
+  )
 
 /** Documented only: a defect answers 500 with the trace id that finds it. */
 export const InternalErrorBody = Schema.Struct({ detail: Schema.String, traceId: Schema.String }).annotations({

@@ -1,9 +1,12 @@
+import * as Model from "@effect/sql/Model"
 import * as Schema from "effect/Schema"
-import { IntegrationId, ToneId } from "./Ids.js"
+import { column, Internal, InternalCreatedAt, Jsonb } from "./Fields.js"
+import { IntegrationId, ToneId, WorkspaceId } from "./Ids.js"
 import { HttpUrl, JsonObject, nonEmptyString } from "./Primitives.js"
 import { ErrorType } from "./Validation.js"
 
-export const featureNames = [
+/** The flags of spec 2.4. */
+export const FeatureName = Schema.Literal(
   "typing",
   "escalation",
   "closeTicket",
@@ -23,27 +26,41 @@ export const featureNames = [
   "conversationTitle",
   "customerMessageGuardrails",
   "preemptiveRetrieval"
-] as const
-export type FeatureName = (typeof featureNames)[number]
+)
+export type FeatureName = typeof FeatureName.Type
 
-/** PRODUCT.md §4: unset flags are false, except typing, escalation and closeTicket. */
-export const defaultFeatures: { readonly [K in FeatureName]: boolean } = Object.fromEntries(
-  featureNames.map((name) => [name, name === "typing" || name === "escalation" || name === "closeTicket"])
-) as { readonly [K in FeatureName]: boolean }
-
-export const SupportedFeatures = Schema.Struct(
-  Object.fromEntries(featureNames.map((name) => [name, Schema.Boolean])) as {
-    readonly [K in FeatureName]: typeof Schema.Boolean
-  }
-).annotations({ identifier: "SupportedFeatures" })
+export const SupportedFeatures = Schema.Record({ key: FeatureName, value: Schema.Boolean }).annotations({
+  identifier: "SupportedFeatures"
+})
 export type SupportedFeatures = typeof SupportedFeatures.Type
 
-export const SupportedFeaturesPatch = Schema.Struct(
-  Object.fromEntries(featureNames.map((name) => [name, Schema.optionalWith(Schema.Boolean, { exact: true })])) as {
-    readonly [K in FeatureName]: Schema.optionalWith<typeof Schema.Boolean, { exact: true }>
-  }
-).annotations({ identifier: "SupportedFeaturesPatch" })
+export const SupportedFeaturesPatch = Schema.partialWith(SupportedFeatures, { exact: true }).annotations({
+  identifier: "SupportedFeaturesPatch"
+})
 export type SupportedFeaturesPatch = typeof SupportedFeaturesPatch.Type
+
+/** PRODUCT.md §4: unset flags are false, except typing, escalation and closeTicket. */
+export const defaultFeatures: SupportedFeatures = {
+  typing: true,
+  escalation: true,
+  closeTicket: true,
+  conversationSummary: false,
+  conversationTimeout: false,
+  verifierResolution: false,
+  verifierEscalation: false,
+  csat: false,
+  messageInEscalation: false,
+  messageInEndConversation: false,
+  getPastConversationsTool: false,
+  externalCustomerId: false,
+  inactivityPrompt: false,
+  streaming: false,
+  verifier: false,
+  tone: false,
+  conversationTitle: false,
+  customerMessageGuardrails: false,
+  preemptiveRetrieval: false
+}
 
 /** Headers Parley sets itself; an integration's custom headers can never replace them. */
 export const reservedHeaderNames = [
@@ -59,6 +76,8 @@ export const reservedHeaderNames = [
   "webhook-signature"
 ] as const
 
+const reserved: ReadonlySet<string> = new Set(reservedHeaderNames)
+
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 /**
@@ -72,7 +91,7 @@ export const WebhookHeaders = Schema.Record({ key: Schema.String, value: Schema.
   }),
   Schema.filter(
     (headers) =>
-      Object.keys(headers).every((name) => !(reservedHeaderNames as ReadonlyArray<string>).includes(name.toLowerCase())),
+      Object.keys(headers).every((name) => !reserved.has(name.toLowerCase())),
     {
       [ErrorType]: "reserved_header",
       message: () => `Header is set by Parley and cannot be replaced: ${reservedHeaderNames.join(", ")}`
@@ -120,13 +139,24 @@ export const IntegrationSettingsPatch = Schema.Struct({
 }).annotations({ identifier: "IntegrationSettingsUpdate" })
 export type IntegrationSettingsPatch = typeof IntegrationSettingsPatch.Type
 
-/** Spec 2.3. */
-export const Integration = Schema.Struct({
-  integrationId: IntegrationId,
-  integration: Schema.String,
-  settings: IntegrationSettings
-}).annotations({ identifier: "Integration" })
-export type Integration = typeof Integration.Type
+/**
+ * An integration (spec 2.3): the model of its row, whose wire view is exactly the spec's
+ * `{integrationId, integration, settings}`; the row's columns are `id` and `kind`.
+ */
+export class Integration extends Model.Class<Integration>("Integration")({
+  integrationId: Model.Field({ select: column(IntegrationId, "id"), update: column(IntegrationId, "id"), json: IntegrationId }),
+  workspaceId: Internal(WorkspaceId),
+  integration: Model.Field({
+    select: column(Schema.String, "kind"),
+    insert: column(Schema.String, "kind"),
+    update: column(Schema.String, "kind"),
+    json: Schema.String
+  }),
+  settings: Jsonb(IntegrationSettings),
+  createdAt: InternalCreatedAt
+}) {}
+
+export const IntegrationJson = Integration.json.annotations({ identifier: "Integration" })
 
 export const NewIntegration = Schema.Struct({
   name: IntegrationName,

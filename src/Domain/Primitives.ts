@@ -4,23 +4,51 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { ErrorType } from "./Validation.js"
 
-/** No NUL characters: PostgreSQL stores none in text. */
-export const NoNul = Schema.String.pipe(
-  Schema.filter((value) => !value.includes("\u0000"), {
+const LONE_SURROGATE = /\p{Cs}/u
+const hasNul = (text: string) => text.includes("\u0000")
+const hasLoneSurrogate = (text: string) => LONE_SURROGATE.test(text)
+
+/**
+ * Text PostgreSQL can store: no NUL character (it stores none in text or jsonb) and no lone UTF-16
+ * surrogate (invalid Unicode: jsonb rejects it, and text would store U+FFFD instead, so that two
+ * different ids could collide). Every string a client sends is one of these.
+ */
+export const Text = Schema.String.pipe(
+  Schema.filter((value) => !hasNul(value), {
     [ErrorType]: "string_nul",
     message: () => "Strings must not contain NUL (\\u0000)"
+  }),
+  Schema.filter((value) => !hasLoneSurrogate(value), {
+    [ErrorType]: "string_unicode",
+    message: () => "Strings must be valid Unicode (no lone surrogate such as \\ud800)"
   })
 )
 
+/** Where in a JSON value the first string (a value or a key) is that `bad` says is bad. */
+const findString = (
+  value: unknown,
+  bad: (text: string) => boolean,
+  path: ReadonlyArray<PropertyKey> = []
+): ReadonlyArray<PropertyKey> | undefined => {
+  if (typeof value === "string") return bad(value) ? path : undefined
+  if (typeof value !== "object" || value === null) return undefined
+  for (const [key, item] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    if (typeof key === "string" && bad(key)) return [...path, key]
+    const found = findString(item, bad, [...path, key])
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 /** A string of 1 to `max` characters, with the 422 types `string_too_short` / `string_too_long`. */
-export const nonEmptyString = (max: number, base: Schema.Schema<string> = Schema.String) =>
+export const nonEmptyString = (max: number, base: Schema.Schema<string> = Text) =>
   base.pipe(
     Schema.minLength(1, { [ErrorType]: "string_too_short", message: () => "String should have at least 1 character" }),
     Schema.maxLength(max, { [ErrorType]: "string_too_long", message: () => `String should have at most ${max} characters` })
   )
 
 /** An integrator's own identifier (message id, conversation id, user id): non-empty, at most 255 chars. */
-export const ExternalId = nonEmptyString(255, NoNul)
+export const ExternalId = nonEmptyString(255, Text)
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|z|[+-]\d{2}(:?\d{2})?)?$/
 
@@ -58,7 +86,7 @@ const isHttpUrl = (value: string): boolean => {
 }
 
 /** An absolute http(s) URL. */
-export const HttpUrl = Schema.String.pipe(
+export const HttpUrl = Text.pipe(
   Schema.filter(isHttpUrl, {
     [ErrorType]: "url_parsing",
     message: () => "Input should be a valid absolute http(s) URL",
@@ -67,8 +95,17 @@ export const HttpUrl = Schema.String.pipe(
   })
 )
 
-/** A free-form JSON object. */
-export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+/** A free-form JSON object, every string in it `Text`. */
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+  Schema.filter((value) => {
+    const path = findString(value, hasNul)
+    return path === undefined || { path, message: "Strings must not contain NUL (\\u0000)" }
+  }, { [ErrorType]: "string_nul" }),
+  Schema.filter((value) => {
+    const path = findString(value, hasLoneSurrogate)
+    return path === undefined || { path, message: "Strings must be valid Unicode (no lone surrogate such as \\ud800)" }
+  }, { [ErrorType]: "string_unicode" })
+)
 export type JsonObject = typeof JsonObject.Type
 
 /** An optional field that may also be sent as `null`; absent stays absent. */

@@ -4,8 +4,8 @@
  */
 import type * as Effect from "effect/Effect"
 import type { Incoming } from "../Conversations/Conversations.js"
-import type { Unauthorized, ValidationError } from "../Domain/Errors.js"
-import type { IntegrationRow } from "../Integrations/Repo.js"
+import type { InvalidInput, Unauthorized } from "../Domain/Errors.js"
+import type { Integration } from "../Domain/Integration.js"
 
 export interface HelpdeskRequest {
   readonly headers: Readonly<Record<string, string | undefined>>
@@ -17,7 +17,9 @@ export interface HelpdeskAdapter {
   readonly name: string
   readonly supportedEvents: ReadonlyArray<string>
   /** Checks the platform's own signature when the integration is configured with its secret. */
-  readonly verify: (integration: IntegrationRow, request: HelpdeskRequest) => Effect.Effect<void, Unauthorized>
-  /** The message (and status change) the event stands for. */
-  readonly translate: (request: HelpdeskRequest) => Effect.Effect<Incoming, ValidationError>
+  readonly verify: (integration: Integration, request: HelpdeskRequest) => Effect.Effect<void, Unauthorized>
+  /** The message (and status change) the event stands for; problems located within the event. */
+  readonly translate: (request: HelpdeskRequest) => Effect.Effect<Incoming, InvalidInput>
+  /** Where the event carries a message's fields, for problems found after translation (`text` → `content`). */
+  readonly fieldPaths: Readonly<Record<string, ReadonlyArray<string | number>>>
 }

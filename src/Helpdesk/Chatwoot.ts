@@ -11,24 +11,24 @@ import * as crypto from "node:crypto"
 import { constantTimeEqual } from "../Auth/Crypto.js"
 import type { Incoming } from "../Conversations/Conversations.js"
 import type { Attachment, AgentInfo } from "../Domain/Conversation.js"
-import { invalid, Unauthorized, ValidationError } from "../Domain/Errors.js"
-import { decode } from "../Http/Request.js"
-import type { IntegrationRow } from "../Integrations/Repo.js"
+import { decodeInput, InvalidInput, Unauthorized } from "../Domain/Errors.js"
+import type { Integration } from "../Domain/Integration.js"
+import { Text } from "../Domain/Primitives.js"
 import type { HelpdeskAdapter, HelpdeskRequest } from "./Adapter.js"
 
 const SIGNATURE_TOLERANCE_SECONDS = 300
 
-const Id = Schema.Union(Schema.Number, Schema.String)
-const Text = Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true })
+const Id = Schema.Union(Schema.Number, Text)
+const OptionalText = Schema.optionalWith(Schema.NullOr(Text), { exact: true })
 
 const Contact = Schema.Struct({
   id: Id,
-  name: Text,
-  email: Text,
-  phone_number: Text,
-  type: Text,
-  avatar_url: Text,
-  thumbnail: Text
+  name: OptionalText,
+  email: OptionalText,
+  phone_number: OptionalText,
+  type: OptionalText,
+  avatar_url: OptionalText,
+  thumbnail: OptionalText
 })
 type Contact = typeof Contact.Type
 
@@ -43,12 +43,12 @@ const ChatwootConversation = Schema.Struct({
   meta: Meta
 })
 
-const CreatedAt = Schema.optionalWith(Schema.NullOr(Schema.Union(Schema.String, Schema.Number)), { exact: true })
+const CreatedAt = Schema.optionalWith(Schema.NullOr(Schema.Union(Text, Schema.Number)), { exact: true })
 
 const MessageCreated = Schema.Struct({
   event: Schema.Literal("message_created"),
   id: Id,
-  content: Text,
+  content: OptionalText,
   created_at: CreatedAt,
   message_type: Schema.Literal("incoming", "outgoing", "template", "activity", 0, 1, 2, 3),
   private: Schema.optionalWith(Schema.Boolean, { default: () => false }),
@@ -56,7 +56,7 @@ const MessageCreated = Schema.Struct({
   sender: Schema.optionalWith(Contact, { exact: true, nullable: true }),
   conversation: ChatwootConversation,
   attachments: Schema.optionalWith(
-    Schema.Array(Schema.Struct({ data_url: Schema.String, file_type: Text })),
+    Schema.Array(Schema.Struct({ data_url: Text, file_type: OptionalText })),
     { default: () => [] }
   ),
   account: Schema.optionalWith(Schema.Struct({ id: Id }), { exact: true }),
@@ -115,11 +115,11 @@ const attachmentName = (url: string, index: number): string => {
 
 const isHttpUrl = (value: string) => /^https?:\/\//i.test(value)
 
-const fromMessage = (event: MessageCreated): Effect.Effect<Incoming, ValidationError> => {
+const fromMessage = (event: MessageCreated): Effect.Effect<Incoming, InvalidInput> => {
   const kind = typeof event.message_type === "number" ? messageTypes[event.message_type]! : event.message_type
   const contact = kind === "incoming" && event.sender !== undefined ? event.sender : event.conversation.meta?.sender
   if (contact === undefined) {
-    return invalid(["body", "conversation", "meta", "sender"], "The conversation's contact is required", "missing")
+    return InvalidInput.one(["conversation", "meta", "sender"], "The conversation's contact is required", "missing")
   }
   const isBot = event.sender?.type === "agent_bot"
   const role = kind === "incoming" ? "human" : kind === "outgoing" ? (isBot ? "ai" : "agent") : "system"
@@ -174,11 +174,11 @@ const statusChange = (status: StatusChanged["status"]): Incoming["statusChange"]
   }
 }
 
-const fromStatus = (event: StatusChanged, rawBody: string): Effect.Effect<Incoming, ValidationError> => {
+const fromStatus = (event: StatusChanged, rawBody: string): Effect.Effect<Incoming, InvalidInput> => {
   const contact = event.meta?.sender
   const contactId = contact?.id ?? event.contact_inbox?.contact_id
   if (contactId === undefined) {
-    return invalid(["body", "meta", "sender"], "The conversation's contact is required", "missing")
+    return InvalidInput.one(["meta", "sender"], "The conversation's contact is required", "missing")
   }
   const change = statusChange(event.status)
   // The same delivery retried by Chatwoot carries the same body: its hash makes the event idempotent.
@@ -200,7 +200,7 @@ const fromStatus = (event: StatusChanged, rawBody: string): Effect.Effect<Incomi
   })
 }
 
-const configuredSecret = (integration: IntegrationRow): Option.Option<string> => {
+const configuredSecret = (integration: Integration): Option.Option<string> => {
   const chatwoot = integration.settings.channelsSettings["chatwoot"]
   if (typeof chatwoot !== "object" || chatwoot === null || !("webhookSecret" in chatwoot)) return Option.none()
   const secret = chatwoot.webhookSecret
@@ -209,7 +209,7 @@ const configuredSecret = (integration: IntegrationRow): Option.Option<string> =>
 
 const badSignature = new Unauthorized({ detail: "Invalid or missing X-Chatwoot-Signature" })
 
-const verify = (integration: IntegrationRow, request: HelpdeskRequest) =>
+const verify = (integration: Integration, request: HelpdeskRequest) =>
   Option.match(configuredSecret(integration), {
     onNone: () => Effect.void,
     onSome: (secret) =>
@@ -225,22 +225,20 @@ const verify = (integration: IntegrationRow, request: HelpdeskRequest) =>
       })
   })
 
-const translate = (request: HelpdeskRequest): Effect.Effect<Incoming, ValidationError> =>
+const translate = (request: HelpdeskRequest): Effect.Effect<Incoming, InvalidInput> =>
   Effect.gen(function*() {
-    const { event } = yield* decode(EventName, "body")(request.body)
+    const { event } = yield* decodeInput(EventName)(request.body)
     switch (event) {
       case "message_created":
-        return yield* fromMessage(yield* decode(MessageCreated, "body")(request.body))
+        return yield* fromMessage(yield* decodeInput(MessageCreated)(request.body))
       case "conversation_status_changed":
-        return yield* fromStatus(yield* decode(StatusChanged, "body")(request.body), request.rawBody)
+        return yield* fromStatus(yield* decodeInput(StatusChanged)(request.body), request.rawBody)
       default:
-        return yield* new ValidationError({
-          detail: [{
-            loc: ["body", "event"],
-            msg: `Unsupported event '${event}'; Parley handles: ${supportedEvents.join(", ")}`,
-            type: "unsupported_event"
-          }]
-        })
+        return yield* InvalidInput.one(
+          ["event"],
+          `Unsupported event '${event}'; Parley handles: ${supportedEvents.join(", ")}`,
+          "unsupported_event"
+        )
     }
   })
 
@@ -248,5 +246,6 @@ export const Chatwoot: HelpdeskAdapter = {
   name: "chatwoot",
   supportedEvents,
   verify,
-  translate
+  translate,
+  fieldPaths: { text: ["content"], attachments: ["attachments"] }
 }

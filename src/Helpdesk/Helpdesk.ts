@@ -1,7 +1,8 @@
 /** Events from helpdesk platforms, through their adapters, into conversations (PRODUCT.md §4). */
 import * as Effect from "effect/Effect"
 import { Conversations } from "../Conversations/Conversations.js"
-import type { IntegrationRow } from "../Integrations/Repo.js"
+import { InvalidInput } from "../Domain/Errors.js"
+import type { Integration } from "../Domain/Integration.js"
 import type { HelpdeskAdapter, HelpdeskRequest } from "./Adapter.js"
 import { Chatwoot } from "./Chatwoot.js"
 
@@ -14,15 +15,28 @@ export class Helpdesk extends Effect.Service<Helpdesk>()("Parley/Helpdesk", {
     const conversations = yield* Conversations
 
     const receive = Effect.fn("Helpdesk.receive")(function*(
-      integration: IntegrationRow,
+      integration: Integration,
       request: HelpdeskRequest,
       platform?: string
     ) {
-      const adapter = adapters[platform ?? integration.kind] ?? Chatwoot
+      const adapter = adapters[platform ?? integration.integration] ?? Chatwoot
       yield* Effect.annotateCurrentSpan({ "helpdesk.platform": adapter.name })
       yield* adapter.verify(integration, request)
       const incoming = yield* adapter.translate(request)
-      return yield* conversations.ingest(integration, incoming)
+      return yield* conversations.ingest(integration, incoming).pipe(
+        // A message's limits are checked after translation: locate their problems in the event.
+        Effect.mapError((error) =>
+          error instanceof InvalidInput
+            ? new InvalidInput({
+              problems: error.problems.map((problem) => {
+                const [field, ...rest] = problem.path
+                const path = typeof field === "string" ? adapter.fieldPaths[field] : undefined
+                return path === undefined ? problem : { ...problem, path: [...path, ...rest] }
+              })
+            })
+            : error
+        )
+      )
     })
 
     return { receive } as const

@@ -1,9 +1,9 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import * as Effect from "effect/Effect"
 import { Api } from "../Api.js"
 import { CurrentWorkspace } from "../Auth/Api.js"
+import { messageReceived } from "../Conversations/Http.js"
 import type { IntegrationId } from "../Domain/Ids.js"
-import { parseJson, rawBody } from "../Http/Request.js"
 import { Integrations } from "../Integrations/Integrations.js"
 import { Helpdesk } from "./Helpdesk.js"
 
@@ -11,17 +11,24 @@ export const HelpdeskHttpLive = HttpApiBuilder.group(Api, "helpdesk", (handlers)
   Effect.gen(function*() {
     const integrations = yield* Integrations
     const helpdesk = yield* Helpdesk
-    const receive = (integrationId: IntegrationId, platform?: string) =>
+    const receive = (
+      { path, payload, request }: {
+        readonly path: { readonly integration_id: IntegrationId }
+        readonly payload: { readonly [key: string]: unknown }
+        readonly request: { readonly headers: Readonly<Record<string, string | undefined>>; readonly text: Effect.Effect<string, unknown> }
+      },
+      platform?: string
+    ) =>
       Effect.gen(function*() {
         const { workspaceId } = yield* CurrentWorkspace
-        const integration = yield* integrations.find(workspaceId, integrationId)
-        yield* Effect.annotateCurrentSpan({ "integration.id": integration.id })
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const text = yield* rawBody
-        const body = yield* parseJson(text)
-        return yield* helpdesk.receive(integration, { headers: request.headers, rawBody: text, body }, platform)
-      })
+        const integration = yield* integrations.find(workspaceId, path.integration_id)
+        yield* Effect.annotateCurrentSpan({ "integration.id": integration.integrationId })
+        // The platform's signature covers the exact bytes (already read and parsed for `payload`).
+        const rawBody = yield* Effect.orDie(request.text)
+        const received = yield* helpdesk.receive(integration, { headers: request.headers, rawBody, body: payload }, platform)
+        return messageReceived(received)
+      }).pipe(Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body"))))
     return handlers
-      .handleRaw("eventReceived", ({ path }) => receive(path.integration_id))
-      .handleRaw("chatwootEventReceived", ({ path }) => receive(path.integration_id, "chatwoot"))
+      .handle("eventReceived", (request) => receive(request))
+      .handle("chatwootEventReceived", (request) => receive(request, "chatwoot"))
   }))

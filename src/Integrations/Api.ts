@@ -3,21 +3,21 @@ import * as Schema from "effect/Schema"
 import { WorkspaceAuth } from "../Auth/Api.js"
 import { NotFoundBody } from "../Domain/Errors.js"
 import { IntegrationId } from "../Domain/Ids.js"
-import { Integration, IntegrationSettingsPatch } from "../Domain/Integration.js"
+import { IntegrationJson, IntegrationSettingsPatch } from "../Domain/Integration.js"
 
 export const IntegrationPath = Schema.Struct({ integration_id: IntegrationId })
 
 export class IntegrationsApi extends HttpApiGroup.make("integrations")
   .add(
     HttpApiEndpoint.get("list", "/v1/integration/list")
-      .addSuccess(Schema.Array(Integration))
+      .addSuccess(Schema.Array(IntegrationJson))
       .annotate(OpenApi.Summary, "List integrations")
   )
   .add(
     HttpApiEndpoint.post("updateSettings", "/v1/integration/:integration_id/update-settings")
       .setPath(IntegrationPath)
       .setPayload(IntegrationSettingsPatch)
-      .addSuccess(Integration)
+      .addSuccess(IntegrationJson)
       .addError(NotFoundBody)
       .annotate(OpenApi.Summary, "Update integration settings")
       .annotate(

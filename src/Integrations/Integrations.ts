@@ -2,26 +2,25 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { invalid, NotFound } from "../Domain/Errors.js"
+import { InvalidInput, NotFound } from "../Domain/Errors.js"
 import type { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
 import {
   applyPatch,
   defaultFeatures,
-  type Integration,
   type IntegrationSettings,
   type IntegrationSettingsPatch,
   type NewIntegration
 } from "../Domain/Integration.js"
+import { orDieSql } from "../Sql.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
-import { type IntegrationRow, IntegrationsRepo } from "./Repo.js"
-
-export const toIntegration = (row: IntegrationRow): Integration => ({
-  integrationId: row.id,
-  integration: row.kind,
-  settings: row.settings
-})
+import { IntegrationsRepo } from "./Repo.js"
 
 const integrationNotFound = new NotFound({ detail: "Integration not found" })
+
+const found = Option.match({
+  onNone: () => Effect.fail(integrationNotFound),
+  onSome: <A>(integration: A) => Effect.succeed(integration)
+})
 
 export class Integrations extends Effect.Service<Integrations>()("Parley/Integrations", {
   dependencies: [IntegrationsRepo.Default, Workspaces.Default],
@@ -31,28 +30,25 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
     const sql = yield* SqlClient.SqlClient
 
     const list = Effect.fn("Integrations.list")(function*(workspaceId: WorkspaceId) {
-      const rows = yield* repo.listByWorkspace(workspaceId).pipe(Effect.orDie)
-      return rows.map(toIntegration)
-    })
+      return yield* repo.listByWorkspace(workspaceId)
+    }, orDieSql)
 
     /** The integration, if it belongs to the workspace; another workspace's answers 404 (PRODUCT.md §2). */
     const find = Effect.fn("Integrations.find")(function*(workspaceId: WorkspaceId, id: IntegrationId) {
-      return yield* repo.findInWorkspace({ workspaceId, id }).pipe(
-        Effect.orDie,
-        Effect.flatMap(Option.match({ onNone: () => Effect.fail(integrationNotFound), onSome: Effect.succeed }))
-      )
-    })
+      return yield* repo.findInWorkspace({ workspaceId, id }).pipe(Effect.flatMap(found))
+    }, orDieSql)
 
-    const checkTones = Effect.fnUntraced(function*(workspaceId: WorkspaceId, settings: IntegrationSettings) {
-      for (const field of ["toneId", "firstResponseToneId"] as const) {
+    const checkTones = (workspaceId: WorkspaceId, settings: IntegrationSettings) =>
+      Effect.forEach(["toneId", "firstResponseToneId"] as const, (field) => {
         const toneId = settings[field]
-        if (toneId === null) continue
-        const tone = yield* workspaces.findTone(workspaceId, toneId)
-        if (Option.isNone(tone)) {
-          return yield* invalid(["body", field], "Tone not found in this workspace", "tone_not_found")
-        }
-      }
-    })
+        return toneId === null ? Effect.void : workspaces.findTone(workspaceId, toneId).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () =>
+              InvalidInput.one([field], "Tone not found in this workspace", "tone_not_found"),
+            onSome: () => Effect.void
+          }))
+        )
+      }, { discard: true })
 
     const create = Effect.fn("Integrations.create")(function*(workspaceId: WorkspaceId, input: NewIntegration) {
       yield* workspaces.get(workspaceId)
@@ -65,25 +61,24 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
         webhook: input.webhook,
         webhookEnabled: true
       }
-      const row = yield* repo.insert({ workspaceId, kind: input.integration, settings }).pipe(Effect.orDie)
-      return toIntegration(row)
-    })
+      return yield* repo.insert({ workspaceId, integration: input.integration, settings })
+    }, orDieSql)
 
+    /** A partial update (PRODUCT.md §4), read-modify-write under the integration's row lock. */
     const updateSettings = Effect.fn("Integrations.updateSettings")(
       function*(workspaceId: WorkspaceId, id: IntegrationId, patch: IntegrationSettingsPatch) {
         return yield* Effect.gen(function*() {
-          yield* repo.lock(id).pipe(Effect.orDie)
-          const current = yield* find(workspaceId, id)
+          const current = yield* repo.lock({ workspaceId, id }).pipe(Effect.flatMap(found))
           const patched = applyPatch(current.settings, patch)
           // A new receiver URL is a new chance: deliveries disabled by a 410 resume.
           const settings = patch.webhook?.url !== undefined && patch.webhook.url !== current.settings.webhook.url
             ? { ...patched, webhookEnabled: true }
             : patched
           yield* checkTones(workspaceId, settings)
-          const row = yield* repo.updateSettings({ id, settings }).pipe(Effect.orDie)
-          return toIntegration(row)
-        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-      }
+          return yield* repo.updateSettings({ id, settings })
+        }).pipe(sql.withTransaction)
+      },
+      orDieSql
     )
 
     return { list, find, create, updateSettings } as const

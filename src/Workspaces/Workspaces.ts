@@ -1,13 +1,14 @@
-/** Workspaces and their credentials: API tokens, the webhook secret, tones. */
+/** Workspaces and their credentials: API tokens, the webhook secret, tones (PRODUCT.md §2). */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Crypto, generateToken, generateWebhookSecret, hashToken } from "../Auth/Crypto.js"
 import * as AppConfig from "../Config.js"
 import { NotFound } from "../Domain/Errors.js"
-import type { TokenId, WorkspaceId } from "../Domain/Ids.js"
-import type { ToneId } from "../Domain/Ids.js"
-import { type WorkspaceRow, WorkspacesRepo } from "./Repo.js"
+import type { TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
+import type { Tone } from "../Domain/Workspace.js"
+import { orDieSql } from "../Sql.js"
+import { WorkspacesRepo } from "./Repo.js"
 
 export interface WebhookSecrets {
   readonly current: string
@@ -16,6 +17,10 @@ export interface WebhookSecrets {
 }
 
 const workspaceNotFound = new NotFound({ detail: "Workspace not found" })
+const tokenNotFound = new NotFound({ detail: "Token not found" })
+
+const found = <A>(error: NotFound) => (option: Option.Option<A>) =>
+  Option.match(option, { onNone: () => Effect.fail(error), onSome: Effect.succeed })
 
 export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces", {
   dependencies: [WorkspacesRepo.Default, Crypto.Default],
@@ -24,97 +29,94 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
     const crypto = yield* Crypto
     const rotationGrace = yield* AppConfig.SecretRotationGrace
 
-    const issueToken = Effect.fn("Workspaces.issueToken")(function*(workspaceId: WorkspaceId, name: string | null) {
-      const token = generateToken("prl")
-      const row = yield* repo.insertToken({ workspaceId, tokenHash: hashToken(token), name }).pipe(Effect.orDie)
-      return { id: row.id, token, name: row.name, createdAt: row.createdAt }
-    })
-
-    const create = Effect.fn("Workspaces.create")(function*(name: string) {
-      const webhookSecret = generateWebhookSecret()
-      const row = yield* repo.insert({ name, webhookSecret: crypto.seal(webhookSecret) }).pipe(Effect.orDie)
-      const token = yield* issueToken(row.id, "default")
-      return { id: row.id, name: row.name, apiToken: token.token, webhookSecret, createdAt: row.createdAt }
-    })
-
-    const get = Effect.fn("Workspaces.get")(function*(id: WorkspaceId) {
-      return yield* repo.findById(id).pipe(
-        Effect.orDie,
-        Effect.flatMap(Option.match({ onNone: () => Effect.fail(workspaceNotFound), onSome: Effect.succeed }))
-      )
-    })
-
-    const list = Effect.fn("Workspaces.list")(function*() {
-      return yield* repo.list().pipe(Effect.orDie)
-    })
-
-    const count = repo.count.pipe(Effect.orDie)
-
-    const secretsOf = (row: WorkspaceRow) =>
+    const issueToken = (workspaceId: WorkspaceId, name: string | null) =>
       Effect.gen(function*() {
-        const now = yield* DateTime.now
-        const current = yield* crypto.open(row.webhookSecret)
-        const previousValid = row.previousWebhookSecret !== null && row.previousSecretExpiresAt !== null &&
-          DateTime.lessThan(now, row.previousSecretExpiresAt)
-        const previous = previousValid && row.previousWebhookSecret !== null
-          ? Option.some(yield* crypto.open(row.previousWebhookSecret))
-          : Option.none()
-        return { current, previous } satisfies WebhookSecrets
+        const token = generateToken("prl")
+        const row = yield* repo.insertToken({ workspaceId, tokenHash: hashToken(token), name, revokedAt: null })
+        return { id: row.id, token }
       })
 
+    /** A new workspace with its first API token and its webhook secret (both shown only now). */
+    const create = Effect.fn("Workspaces.create")(function*(name: string) {
+      const webhookSecret = generateWebhookSecret()
+      const workspace = yield* repo.insert({
+        name,
+        webhookSecret: crypto.seal(webhookSecret),
+        previousWebhookSecret: null,
+        previousSecretExpiresAt: null
+      })
+      const token = yield* issueToken(workspace.id, "default")
+      return { workspace, apiToken: token.token, webhookSecret }
+    }, orDieSql)
+
+    const get = Effect.fn("Workspaces.get")(function*(id: WorkspaceId) {
+      return yield* repo.findById(id).pipe(Effect.flatMap(found(workspaceNotFound)))
+    }, orDieSql)
+
+    const list = Effect.fn("Workspaces.list")(function*() {
+      return yield* repo.list()
+    }, orDieSql)
+
+    const count = orDieSql(repo.count)
+
+    /** The secrets that sign the workspace's webhooks now. */
     const webhookSecrets = Effect.fn("Workspaces.webhookSecrets")(function*(id: WorkspaceId) {
-      return yield* secretsOf(yield* get(id))
+      const workspace = yield* get(id)
+      const now = yield* DateTime.now
+      const current = yield* crypto.open(workspace.webhookSecret)
+      const previousValid = workspace.previousSecretExpiresAt !== null &&
+        DateTime.lessThan(now, workspace.previousSecretExpiresAt)
+      const previous = previousValid && workspace.previousWebhookSecret !== null
+        ? Option.some(yield* crypto.open(workspace.previousWebhookSecret))
+        : Option.none()
+      return { current, previous } satisfies WebhookSecrets
     })
 
     const rotateSecret = Effect.fn("Workspaces.rotateSecret")(function*(id: WorkspaceId) {
       const webhookSecret = generateWebhookSecret()
       const previousExpiresAt = DateTime.addDuration(yield* DateTime.now, rotationGrace)
-      const row = yield* repo.rotateSecret({ id, webhookSecret: crypto.seal(webhookSecret), previousExpiresAt }).pipe(
-        Effect.orDie,
-        Effect.flatMap(Option.match({ onNone: () => Effect.fail(workspaceNotFound), onSome: Effect.succeed }))
+      yield* repo.rotateSecret({ id, webhookSecret: crypto.seal(webhookSecret), previousExpiresAt }).pipe(
+        Effect.flatMap(found(workspaceNotFound))
       )
-      return { webhookSecret, previousSecretExpiresAt: row.previousSecretExpiresAt ?? previousExpiresAt }
-    })
+      return { webhookSecret, previousSecretExpiresAt: previousExpiresAt }
+    }, orDieSql)
 
     const createToken = Effect.fn("Workspaces.createToken")(function*(id: WorkspaceId, name: string | null) {
       yield* get(id)
       return yield* issueToken(id, name)
-    })
+    }, orDieSql)
 
     const listTokens = Effect.fn("Workspaces.listTokens")(function*(id: WorkspaceId) {
       yield* get(id)
-      return yield* repo.listTokens(id).pipe(Effect.orDie)
-    })
+      return yield* repo.listTokens(id)
+    }, orDieSql)
 
     const revokeToken = Effect.fn("Workspaces.revokeToken")(function*(id: TokenId) {
-      yield* repo.revokeToken(id).pipe(
-        Effect.orDie,
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new NotFound({ detail: "Token not found" })),
-          onSome: Effect.succeed
-        }))
-      )
-    })
+      yield* repo.revokeToken(id).pipe(Effect.flatMap(found(tokenNotFound)))
+    }, orDieSql)
 
     /** The workspace a presented API token belongs to, if it is known and not revoked. */
     const authenticate = Effect.fn("Workspaces.authenticate")(function*(token: string) {
-      const row = yield* repo.findActiveToken(hashToken(token)).pipe(Effect.orDie)
+      const row = yield* repo.findActiveToken(hashToken(token))
       return Option.map(row, (row) => ({ workspaceId: row.workspaceId, tokenId: row.id }))
-    })
+    }, orDieSql)
 
     const createTone = Effect.fn("Workspaces.createTone")(
-      function*(workspaceId: WorkspaceId, tone: { readonly name: string; readonly instructions: string }) {
+      function*(workspaceId: WorkspaceId, tone: Pick<Tone, "name" | "instructions">) {
         yield* get(workspaceId)
-        return yield* repo.insertTone({ workspaceId, ...tone }).pipe(Effect.orDie)
-      }
+        return yield* repo.insertTone({ workspaceId, ...tone })
+      },
+      orDieSql
     )
 
     const listTones = Effect.fn("Workspaces.listTones")(function*(workspaceId: WorkspaceId) {
       yield* get(workspaceId)
-      return yield* repo.listTones(workspaceId).pipe(Effect.orDie)
-    })
+      return yield* repo.listTones(workspaceId)
+    }, orDieSql)
 
-    const findTone = (workspaceId: WorkspaceId, id: ToneId) => repo.findTone({ workspaceId, id }).pipe(Effect.orDie)
+    const findTone = Effect.fn("Workspaces.findTone")(function*(workspaceId: WorkspaceId, id: ToneId) {
+      return yield* repo.findTone({ workspaceId, id })
+    }, orDieSql)
 
     return {
       create,

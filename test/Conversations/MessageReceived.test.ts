@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { call, makeTenant, TestApp } from "../support/App.js"
+import { MessageReceived } from "../../src/Domain/Conversation.js"
+import { bodyAs, call, makeTenant, TestApp } from "../support/App.js"
 
 const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
 
@@ -29,10 +30,9 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
         const body = message({ customerId })
-        const reply = yield* post(tenant, body)
+        const reply = yield* post(tenant, body).pipe(Effect.flatMap(bodyAs(MessageReceived)))
         expect(reply.status).toBe(200)
-        const { conversation, message: stored } = reply.body as any
-        expect(Object.keys(reply.body as object).sort()).toEqual(["conversation", "message"])
+        const { conversation, message: stored } = reply.body
         expect(stored).toEqual({
           id: expect.stringMatching(/^[0-9a-f-]{36}$/),
           externalId: body.id,

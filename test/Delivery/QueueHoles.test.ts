@@ -15,6 +15,7 @@ import type { ConversationId, CustomerId, IntegrationId } from "../../src/Domain
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
 import { call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
 import { usingPostgres } from "../support/Database.js"
+import { eventually } from "../support/Eventually.js"
 import { makeReceiver } from "../support/Receiver.js"
 
 const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
@@ -31,17 +32,6 @@ const liveJobs = (eventId: string) =>
       SELECT count(*)::int AS n FROM jobs
       WHERE kind = 'deliver_event' AND payload->>'eventId' = ${eventId} AND status IN ('pending', 'running')`)
     .pipe(Effect.map((rows) => rows[0]?.n ?? 0))
-
-const eventually = <A, E, R>(check: Effect.Effect<A, E, R>, predicate: (a: A) => boolean, timeoutMs = 15_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (true) {
-      const value = yield* check
-      if (predicate(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`Timed out; last: ${JSON.stringify(value)}`)
-      yield* Effect.sleep("25 millis")
-    }
-  })
 
 /** A conversation of the tenant, made through the API (events need one to be ordered). */
 const conversationOf = (tenant: Tenant, externalId: string) =>

@@ -9,6 +9,7 @@ import * as Metric from "effect/Metric"
 import { verifyWebhook } from "../../src/Delivery/Signature.js"
 import { deliveryDead } from "../../src/Observability/Metrics.js"
 import { call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
+import { eventually } from "../support/Eventually.js"
 import { makeReceiver } from "../support/Receiver.js"
 
 const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
@@ -25,17 +26,9 @@ const deliveries = (tenant: Tenant, query = "") =>
     Effect.map((reply) => reply.body as Array<any>)
   )
 
-/** Polls the deliveries list until `predicate` holds. */
+/** The deliveries list, once `predicate` holds of it. */
 const until = (tenant: Tenant, predicate: (list: Array<any>) => boolean, timeoutMs = 15_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (true) {
-      const list = yield* deliveries(tenant)
-      if (predicate(list)) return list
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`Timed out; deliveries: ${JSON.stringify(list)}`)
-      yield* Effect.sleep("50 millis")
-    }
-  })
+  eventually(deliveries(tenant), predicate, timeoutMs)
 
 describe("dead letters and replay", () => {
   // A 1.5-second retry window: events die quickly; attempts time out after half a second.

@@ -8,10 +8,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Events } from "../../src/Delivery/Events.js"
-import { ServicesLive } from "../../src/Http.js"
 import { Integrations } from "../../src/Integrations/Integrations.js"
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
-import { WorkerPoolLive } from "../../src/App.js"
+import { ServicesLive, WorkerPoolLive } from "../../src/App.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
 import { fastPipeline, TestConfig } from "../support/App.js"
 import { TestDatabase, usingPostgres } from "../support/Database.js"
@@ -31,7 +30,7 @@ describe("two Parley instances on one database", () => {
         const receiver = yield* makeReceiver(() => ({ status: 200, delayMs: 30 }))
         const workspace = yield* Effect.flatMap(Workspaces, (w) => w.create("Two pools"))
         const created = yield* Effect.flatMap(Integrations, (i) =>
-          i.create(workspace.id, {
+          i.create(workspace.workspace.id, {
             name: "pools",
             integration: "api",
             webhook: { url: receiver.url, headers: {}, metadata: {} },
@@ -56,7 +55,7 @@ describe("two Parley instances on one database", () => {
         expect(new Set(ids).size).toBe(count)
         const attempts = yield* sql<{ readonly n: number }>`
           SELECT count(*)::int AS n FROM delivery_attempts a JOIN events e ON e.id = a.event_id
-          WHERE e.integration_id = ${integration.id}`
+          WHERE e.integration_id = ${integration.integrationId}`
         expect(attempts[0]!.n).toBe(count)
         const instances = yield* sql<{ readonly instance: string }>`
           SELECT DISTINCT split_part(locked_by, '#', 1) AS instance FROM jobs

@@ -18,6 +18,7 @@ import { WorkersLive } from "../../src/Jobs/Worker.js"
 import { DatabaseKind } from "../../src/Sql.js"
 import { fastPipeline, TestConfig } from "../support/App.js"
 import { TestDatabase, usingPostgres } from "../support/Database.js"
+import { eventually } from "../support/Eventually.js"
 
 const Quick = Job.define("quick", { payload: Schema.Struct({}) })
 const Slow = Job.define("slow", { payload: Schema.Struct({}) })
@@ -37,17 +38,6 @@ const jobStatus = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ readonly status: string; readonly attempts: number; readonly lockedBy: string | null; readonly lastError: string | null }>`
       SELECT status, attempts, locked_by, last_error FROM jobs WHERE id = ${id}`).pipe(Effect.map((rows) => rows[0]!))
-
-const waitUntil = <A, E, R>(check: Effect.Effect<A, E, R>, predicate: (a: A) => boolean, timeoutMs = 15_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (true) {
-      const value = yield* check
-      if (predicate(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`Timed out waiting; last: ${JSON.stringify(value)}`)
-      yield* Effect.sleep("25 millis")
-    }
-  })
 
 const Base = Layer.mergeAll(JobQueue.Default).pipe(
   Layer.provideMerge(TestDatabase),
@@ -89,9 +79,9 @@ describe("worker pool", () => {
         const queue = yield* JobQueue
         const scope = yield* startPool
         const slow = yield* queue.enqueue(Slow, {})
-        yield* waitUntil(jobStatus(slow), (j) => j.status === "running")
+        yield* eventually(jobStatus(slow), (j) => j.status === "running")
         const quick = yield* queue.enqueue(Quick, {})
-        yield* waitUntil(jobStatus(quick), (j) => j.status === "running")
+        yield* eventually(jobStatus(quick), (j) => j.status === "running")
         yield* Scope.close(scope, Exit.void)
         expect(yield* jobStatus(quick)).toMatchObject({ status: "done", attempts: 1 })
         expect(yield* jobStatus(slow)).toMatchObject({ status: "pending", attempts: 0, lockedBy: null })
@@ -102,14 +92,14 @@ describe("worker pool", () => {
         const queue = yield* JobQueue
         const scope = yield* startPool
         const boom = yield* queue.enqueue(Boom, {})
-        const first = yield* waitUntil(jobStatus(boom), (j) => j.attempts === 1 && j.status === "pending")
+        const first = yield* eventually(jobStatus(boom), (j) => j.attempts === 1 && j.status === "pending")
         expect(first.lastError).toContain("handler exploded")
         const quick = yield* queue.enqueue(Quick, {})
-        yield* waitUntil(jobStatus(quick), (j) => j.status === "done")
+        yield* eventually(jobStatus(quick), (j) => j.status === "done")
         // JOB_MAX_ATTEMPTS = 2: the second failure (after a 1 s backoff) buries it.
-        yield* waitUntil(jobStatus(boom), (j) => j.status === "dead")
+        yield* eventually(jobStatus(boom), (j) => j.status === "dead")
         const unknown = yield* queue.enqueue(Unknown, {})
-        const dead = yield* waitUntil(jobStatus(unknown), (j) => j.status === "dead")
+        const dead = yield* eventually(jobStatus(unknown), (j) => j.status === "dead")
         expect(dead.lastError).toContain("No handler")
         yield* Scope.close(scope, Exit.void)
       }))
@@ -138,7 +128,7 @@ describe("worker pool", () => {
         // Let the dispatcher go idle first: it then sleeps for the poll interval unless told otherwise.
         yield* Effect.sleep("300 millis")
         const id = yield* queue.enqueue(Quick, {}, { delay: "400 millis" })
-        yield* waitUntil(jobStatus(id), (j) => j.status === "done", 5_000)
+        yield* eventually(jobStatus(id), (j) => j.status === "done", 5_000)
       }))
 
     // The embedded database has no LISTEN (its notifications are in-process).
@@ -149,11 +139,11 @@ describe("worker pool", () => {
         yield* startPoolWith({ JOB_POLL_INTERVAL: "20 seconds" })
         const listeners = sql<{ readonly pid: number }>`
           SELECT pid FROM pg_stat_activity WHERE application_name = 'parley-listen' AND datname = current_database()`
-        const [listener] = yield* waitUntil(listeners, (rows) => rows.length === 1)
+        const [listener] = yield* eventually(listeners, (rows) => rows.length === 1)
         yield* sql`SELECT pg_terminate_backend(${listener!.pid})`
-        yield* waitUntil(listeners, (rows) => rows.length === 1 && rows[0]!.pid !== listener!.pid, 5_000)
+        yield* eventually(listeners, (rows) => rows.length === 1 && rows[0]!.pid !== listener!.pid, 5_000)
         const id = yield* queue.enqueue(Quick, {})
-        yield* waitUntil(jobStatus(id), (j) => j.status === "done", 5_000)
+        yield* eventually(jobStatus(id), (j) => j.status === "done", 5_000)
       }))
 
     it.effect("finished jobs are purged after the retention period; pending and recent ones stay", () =>

@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as http from "node:http"
 import { TelemetryLive } from "../../src/Observability/Telemetry.js"
 import { call, makeTenant, TestAppWithWorkers, TestConfig } from "../support/App.js"
+import { eventually } from "../support/Eventually.js"
 import { makeReceiver } from "../support/Receiver.js"
 
 const exports: Array<{ readonly path: string; readonly body: string }> = []
@@ -53,11 +54,11 @@ describe("OTLP export", () => {
           body: { id: "x-1", role: "human", customerId: tenant.workspaceId, conversationId: "exported", text: "Hi" }
         })
         yield* receiver.waitFor(1)
-        const deadline = Date.now() + 20_000
-        while (!spanNames().includes("Delivery.attempt") || !exports.some((e) => e.path === "/v1/metrics")) {
-          if (Date.now() > deadline) break
-          yield* Effect.sleep("200 millis")
-        }
+        yield* eventually(
+          Effect.sync(() => spanNames().includes("Delivery.attempt") && exports.some((e) => e.path === "/v1/metrics")),
+          (exported) => exported,
+          20_000
+        )
         expect(spanNames()).toEqual(expect.arrayContaining([
           "Conversations.ingest",
           "Job.generate_reply",

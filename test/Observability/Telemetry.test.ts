@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { RedactingSpanExporter } from "../../src/Observability/Redaction.js"
 import { ADMIN_TOKEN, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
+import { eventually } from "../support/Eventually.js"
 import { makeReceiver } from "../support/Receiver.js"
 
 const spans = new InMemorySpanExporter()
@@ -35,14 +36,9 @@ const finished = () => spans.getFinishedSpans()
 const traceOf = (span: ReadableSpan) => span.spanContext().traceId
 const named = (name: string, traceId: string) => finished().filter((s) => s.name === name && traceOf(s) === traceId)
 
+/** Waits until the finished spans satisfy `predicate` (their names are in the failure). */
 const waitForSpans = (predicate: () => boolean, timeoutMs = 15_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (!predicate()) {
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`Spans: ${finished().map((s) => s.name).join(", ")}`)
-      yield* Effect.sleep("50 millis")
-    }
-  })
+  eventually(Effect.sync(() => predicate() || finished().map((s) => s.name)), (seen) => seen === true, timeoutMs)
 
 const requestSpan = (pathPart: string) =>
   finished().find((s) => s.name.startsWith("http.server") && String(s.attributes["url.path"] ?? "").includes(pathPart))!

@@ -7,12 +7,13 @@ import { NodeHttpServer } from "@effect/platform-node"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Api } from "../../src/Api.js"
-import { HttpLive, ServicesLive } from "../../src/Http.js"
-import { WorkerPoolLive } from "../../src/App.js"
+import { makeApp } from "../../src/App.js"
+import { ValidationItem } from "../../src/Domain/Validation.js"
 import { TestDatabase } from "./Database.js"
 
 export const ADMIN_TOKEN = "padm_test-admin-token"
@@ -33,10 +34,7 @@ export const TestConfig = (overrides: Record<string, string> = {}) =>
 
 /** Parley's HTTP API on a test server; provides an `HttpClient` aimed at it, the services and the database. */
 export const TestApp = (overrides: Record<string, string> = {}) =>
-  HttpLive.pipe(
-    Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(TestDatabase),
+  makeApp({ server: NodeHttpServer.layerTest, database: TestDatabase, workers: false }).pipe(
     Layer.provide(TestConfig(overrides)),
     Layer.orDie
   )
@@ -59,10 +57,7 @@ export const fastPipeline: Record<string, string> = {
  * workers sleep and poll on the real clock.
  */
 export const TestAppWithWorkers = (overrides: Record<string, string> = {}) =>
-  Layer.mergeAll(HttpLive, WorkerPoolLive).pipe(
-    Layer.provideMerge(NodeHttpServer.layerTest),
-    Layer.provideMerge(ServicesLive),
-    Layer.provideMerge(TestDatabase),
+  makeApp({ server: NodeHttpServer.layerTest, database: TestDatabase }).pipe(
     Layer.provide(TestConfig({ ...fastPipeline, ...overrides })),
     Layer.orDie
   )
@@ -98,6 +93,27 @@ export const call = (method: "GET" | "POST" | "DELETE", path: string, options: C
       body: text === "" ? undefined : JSON.parse(text) as unknown
     } satisfies Reply
   }).pipe(Effect.scoped, Effect.orDie)
+
+/**
+ * The body of `reply` checked against a wire schema: `schema`'s encoded side, so that the test reads
+ * the JSON exactly as sent (timestamps as strings) with its types, and a body of another shape fails the
+ * test with the body in the message. `reply.pipe(bodyAs(MessageReceived))`, or an error shape below.
+ */
+export const bodyAs = <A, I>(schema: Schema.Schema<A, I>) => (reply: Reply) =>
+  Schema.decodeUnknown(Schema.encodedSchema(schema), { onExcessProperty: "error" })(reply.body).pipe(
+    Effect.map((body) => ({ ...reply, body })),
+    Effect.mapError((error) => new Error(`Body of a ${reply.status} does not match: ${error.message}\n${JSON.stringify(reply.body)}`)),
+    Effect.orDie
+  )
+
+/** `{"detail": "..."}`: 401, 404, 409, 413, 429, 503. */
+export const DetailBody = Schema.Struct({ detail: Schema.String })
+
+/** `{"detail": [{loc, msg, type}]}`: 422. */
+export const ValidationBody = Schema.Struct({ detail: Schema.Array(ValidationItem) })
+
+/** `{"detail": "Internal error", "traceId": "..."}`: 500. */
+export const InternalBody = Schema.Struct({ detail: Schema.Literal("Internal error"), traceId: Schema.String })
 
 /** The typed client integrators use, authenticated with `token`. */
 export const typedClient = (token: string) =>

@@ -4,6 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as http from "node:http"
+import { eventually } from "./Eventually.js"
 
 export interface Received {
   readonly headers: Readonly<Record<string, string>>
@@ -25,7 +26,7 @@ export interface Receiver {
   readonly received: () => ReadonlyArray<Received>
   /** Replaces how later requests are answered. */
   readonly respondWith: (responder: Responder) => void
-  /** Waits until `count` requests arrived (polling), failing after `timeoutMs`. */
+  /** Waits until `count` requests arrived, failing after `timeoutMs`. */
   readonly waitFor: (count: number, timeoutMs?: number) => Effect.Effect<ReadonlyArray<Received>>
 }
 
@@ -73,16 +74,9 @@ export const makeReceiver = (responder: Responder = () => ({ status: 200 })) =>
         respond = next
       },
       waitFor: (count, timeoutMs = 15_000) =>
-        Effect.gen(function*() {
-          const deadline = Date.now() + timeoutMs
-          while (requests.length < count) {
-            if (Date.now() > deadline) {
-              return yield* Effect.dieMessage(`Receiver got ${requests.length} requests, expected ${count}`)
-            }
-            yield* Effect.sleep("20 millis")
-          }
-          return [...requests]
-        })
+        eventually(Effect.sync(() => [...requests]), (received) => received.length >= count, timeoutMs).pipe(
+          Effect.map((received) => received)
+        )
     }
     return receiver
   })

@@ -1,0 +1,76 @@
+/** What operators do through the admin API and the CLI, each one step against the services. */
+import * as Effect from "effect/Effect"
+import { Knowledge } from "../Ai/Knowledge.js"
+import { Crypto } from "../Auth/Crypto.js"
+import type { TokenId, WorkspaceId } from "../Domain/Ids.js"
+import type { NewIntegration } from "../Domain/Integration.js"
+import type { Article } from "../Domain/Knowledge.js"
+import type { Tone } from "../Domain/Workspace.js"
+import { Integrations } from "../Integrations/Integrations.js"
+import { Workspaces } from "../Workspaces/Workspaces.js"
+
+export class Admin extends Effect.Service<Admin>()("Parley/Admin", {
+  dependencies: [Workspaces.Default, Integrations.Default, Knowledge.Default, Crypto.Default],
+  effect: Effect.gen(function*() {
+    const workspaces = yield* Workspaces
+    const integrations = yield* Integrations
+    const knowledge = yield* Knowledge
+    const crypto = yield* Crypto
+
+    const createWorkspace = Effect.fn("Admin.createWorkspace")(function*(name: string) {
+      const created = yield* workspaces.create(name)
+      return {
+        id: created.workspace.id,
+        name: created.workspace.name,
+        apiToken: created.apiToken,
+        webhookSecret: created.webhookSecret
+      }
+    })
+
+    /** The workspace with its webhook secret in clear (the dashboard's API section shows it). */
+    const getWorkspace = Effect.fn("Admin.getWorkspace")(function*(id: WorkspaceId) {
+      const workspace = yield* workspaces.get(id)
+      const secrets = yield* workspaces.webhookSecrets(id)
+      return { ...workspace, webhookSecret: secrets.current, webhookSecretEncryptedAtRest: crypto.encrypting }
+    })
+
+    const createIntegration = Effect.fn("Admin.createIntegration")(
+      function*(workspaceId: WorkspaceId, input: NewIntegration) {
+        return yield* integrations.create(workspaceId, input)
+      }
+    )
+
+    const listIntegrations = Effect.fn("Admin.listIntegrations")(function*(workspaceId: WorkspaceId) {
+      yield* workspaces.get(workspaceId)
+      return yield* integrations.list(workspaceId)
+    })
+
+    const createArticle = Effect.fn("Admin.createArticle")(
+      function*(workspaceId: WorkspaceId, article: Pick<Article, "title" | "body" | "url">) {
+        yield* workspaces.get(workspaceId)
+        return yield* knowledge.addArticle(workspaceId, article)
+      }
+    )
+
+    const listArticles = Effect.fn("Admin.listArticles")(function*(workspaceId: WorkspaceId) {
+      yield* workspaces.get(workspaceId)
+      return yield* knowledge.listArticles(workspaceId)
+    })
+
+    return {
+      createWorkspace,
+      listWorkspaces: workspaces.list,
+      getWorkspace,
+      createToken: (id: WorkspaceId, name: string | null) => workspaces.createToken(id, name),
+      listTokens: (id: WorkspaceId) => workspaces.listTokens(id),
+      revokeToken: (id: TokenId) => workspaces.revokeToken(id),
+      rotateWebhookSecret: (id: WorkspaceId) => workspaces.rotateSecret(id),
+      createIntegration,
+      listIntegrations,
+      createTone: (id: WorkspaceId, tone: Pick<Tone, "name" | "instructions">) => workspaces.createTone(id, tone),
+      listTones: (id: WorkspaceId) => workspaces.listTones(id),
+      createArticle,
+      listArticles
+    } as const
+  })
+}) {}

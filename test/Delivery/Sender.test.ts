@@ -1,0 +1,205 @@
+/**
+ * The sender alone: one attempt at an event, against the real database, with the integrator's receiver
+ * replaced by an `HttpClient` double and the workspace's secrets by a typed partial double. No server,
+ * no worker, no sleep: each test calls `deliver` and reads what it decided and stored.
+ */
+import { HttpClient, HttpClientResponse } from "@effect/platform"
+import type { HttpClientRequest } from "@effect/platform"
+import { describe, expect, layer } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { DeliveriesRepo } from "../../src/Delivery/Repo.js"
+import { Sender } from "../../src/Delivery/Sender.js"
+import { verifyWebhook } from "../../src/Delivery/Signature.js"
+import { WebhookClient } from "../../src/Delivery/WebhookClient.js"
+import { EventId } from "../../src/Domain/Ids.js"
+import { defaultFeatures } from "../../src/Domain/Integration.js"
+import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
+import { Outcome } from "../../src/Jobs/Job.js"
+import { WorkspacesRepo } from "../../src/Workspaces/Repo.js"
+import { Workspaces } from "../../src/Workspaces/Workspaces.js"
+import { TestConfig } from "../support/App.js"
+import { TestDatabase } from "../support/Database.js"
+import { makeTestLayer } from "../support/Layer.js"
+
+const SECRET = "whsec_dGhlIHRlc3Qgc2VjcmV0IG9mIHRoZSBzZW5kZXIgdGVzdA=="
+
+/** What the receiver double answers, and what it was sent. */
+const receiver = {
+  sent: [] as Array<HttpClientRequest.HttpClientRequest & { readonly text: string }>,
+  answer: (_: HttpClientRequest.HttpClientRequest): Response => new Response("{}", { status: 200 }),
+  /** Runs while the request is "in flight". */
+  during: Effect.void as Effect.Effect<void, never, SqlClient.SqlClient>
+}
+
+const WebhookClientDouble = Layer.effect(
+  WebhookClient,
+  Effect.map(Effect.context<SqlClient.SqlClient>(), (context) =>
+    HttpClient.make((request) =>
+      Effect.gen(function*() {
+        const text = request.body._tag === "Uint8Array" ? new TextDecoder().decode(request.body.body) : ""
+        receiver.sent.push(Object.assign(request, { text }))
+        yield* Effect.provide(receiver.during, context)
+        return HttpClientResponse.fromWeb(request, receiver.answer(request))
+      })
+    ))
+)
+
+/** The workspace's secrets: a fixed one, or (when `unreadable`) a failure as a wrong encryption key gives. */
+let unreadable = false
+const WorkspacesDouble = makeTestLayer(Workspaces)({
+  webhookSecrets: () =>
+    unreadable
+      ? Effect.dieMessage("A webhook secret could not be decrypted: is PARLEY_ENCRYPTION_KEY the key it was sealed with?")
+      : Effect.succeed({ current: SECRET, previous: Option.none() })
+})
+
+const SenderTest = Sender.DefaultWithoutDependencies.pipe(
+  Layer.provide([WebhookClientDouble, WorkspacesDouble]),
+  Layer.provideMerge(Layer.mergeAll(DeliveriesRepo.Default, IntegrationsRepo.Default, WorkspacesRepo.Default)),
+  Layer.provideMerge(TestDatabase),
+  Layer.provide(TestConfig({ DELIVERY_RETRY_BASE: "5 seconds", DELIVERY_MAX_AGE: "1 hour" })),
+  Layer.orDie
+)
+
+/** A workspace, an integration and one pending event of it; `ageMinutes` back-dates the event. */
+const anEvent = (options: { readonly ageMinutes?: number } = {}) =>
+  Effect.gen(function*() {
+    const workspace = yield* Effect.flatMap(WorkspacesRepo, (repo) =>
+      repo.insert({ name: "Sender", webhookSecret: SECRET, previousWebhookSecret: null, previousSecretExpiresAt: null }))
+    const integration = yield* Effect.flatMap(IntegrationsRepo, (repo) =>
+      repo.insert({
+        workspaceId: workspace.id,
+        integration: "api",
+        settings: {
+          name: "Sender test",
+          supportedFeatures: defaultFeatures,
+          toneId: null,
+          firstResponseToneId: null,
+          channelsSettings: {},
+          webhook: { url: "https://receiver.example/hook", headers: { "X-Shop": "7" }, metadata: {} },
+          webhookEnabled: true
+        }
+      }))
+    const id = EventId.make(crypto.randomUUID())
+    const createdAt = DateTime.subtract(yield* DateTime.now, { minutes: options.ageMinutes ?? 0 })
+    yield* Effect.flatMap(DeliveriesRepo, (repo) =>
+      repo.insert({
+        id,
+        workspaceId: workspace.id,
+        event: "typing",
+        integrationId: integration.integrationId,
+        conversationId: null,
+        body: JSON.stringify({ event: "typing", eventId: id }),
+        status: "pending",
+        attempts: 0,
+        lastStatusCode: null,
+        lastError: null,
+        nextAttemptAt: null,
+        createdAt,
+        deliveredAt: null,
+        deadAt: null,
+        replayedAt: null,
+        originAt: null,
+        generation: 0
+      }))
+    return { id, integration }
+  }).pipe(Effect.orDie)
+
+const eventOf = (id: EventId) =>
+  Effect.flatMap(DeliveriesRepo, (repo) => repo.findById(id)).pipe(Effect.map(Option.getOrThrow), Effect.orDie)
+
+const attemptsOf = (id: EventId) => Effect.flatMap(DeliveriesRepo, (repo) => repo.attempts(id)).pipe(Effect.orDie)
+
+const reset = (answer: (request: HttpClientRequest.HttpClientRequest) => Response) =>
+  Effect.sync(() => {
+    receiver.sent = []
+    receiver.answer = answer
+    receiver.during = Effect.void
+    unreadable = false
+  })
+
+describe("Sender", () => {
+  // The real clock: signatures carry the time, and retries are scheduled from it.
+  layer(SenderTest, { excludeTestServices: true })((it) => {
+    it.effect("a 2xx: delivered, one attempt recorded, the body signed with the workspace's secret", () =>
+      Effect.gen(function*() {
+        yield* reset(() => new Response("{\"ok\":true}", { status: 202 }))
+        const { id } = yield* anEvent()
+        const outcome = yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))
+        expect(outcome).toEqual(Outcome.Done())
+        expect(yield* eventOf(id)).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 202, lastError: null })
+        const [attempt] = yield* attemptsOf(id)
+        expect(attempt).toMatchObject({ attempt: 1, statusCode: 202, error: null, responseSnippet: "{\"ok\":true}" })
+        const [request] = receiver.sent
+        expect(request!.headers["x-shop"]).toBe("7")
+        expect(verifyWebhook({ secret: SECRET, headers: request!.headers, rawBody: request!.text }).ok).toBe(true)
+      }))
+
+    it.effect("a 5xx: failed, retried after the scheduled delay, Retry-After honoured when longer", () =>
+      Effect.gen(function*() {
+        yield* reset(() => new Response("busy", { status: 503, headers: { "retry-after": "120" } }))
+        const { id } = yield* anEvent()
+        const outcome = yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))
+        expect(outcome._tag).toBe("Retry")
+        expect(outcome._tag === "Retry" && outcome.delay).toBeDefined()
+        const event = yield* eventOf(id)
+        expect(event).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: 503, lastError: "HTTP 503" })
+        const wait = (event.nextAttemptAt?.epochMillis ?? 0) - Date.now()
+        expect(wait).toBeGreaterThan(110_000)
+        expect(wait).toBeLessThanOrEqual(120_000)
+      }))
+
+    it.effect("410 Gone: dead at once, and the integration's webhook turned off", () =>
+      Effect.gen(function*() {
+        yield* reset(() => new Response(null, { status: 410 }))
+        const { id, integration } = yield* anEvent()
+        expect(yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))).toEqual(Outcome.Done())
+        expect(yield* eventOf(id)).toMatchObject({ status: "dead", lastError: "410 Gone: webhook disabled" })
+        const stored = yield* Effect.flatMap(IntegrationsRepo, (repo) => repo.findById(integration.integrationId)).pipe(
+          Effect.map(Option.getOrThrow),
+          Effect.orDie
+        )
+        expect(stored.settings.webhookEnabled).toBe(false)
+      }))
+
+    it.effect("a secret that cannot be read is an attempt in the delivery policy, dead once the window closed", () =>
+      Effect.gen(function*() {
+        yield* reset(() => new Response(null, { status: 200 }))
+        unreadable = true
+        const young = yield* anEvent()
+        const retried = yield* Effect.flatMap(Sender, (sender) => sender.deliver(young.id))
+        expect(retried._tag).toBe("Retry")
+        expect(yield* eventOf(young.id)).toMatchObject({ status: "failed", attempts: 1 })
+        expect((yield* eventOf(young.id)).lastError).toContain("PARLEY_ENCRYPTION_KEY")
+
+        const old = yield* anEvent({ ageMinutes: 61 })
+        expect(yield* Effect.flatMap(Sender, (sender) => sender.deliver(old.id))).toEqual(Outcome.Done())
+        expect(yield* eventOf(old.id)).toMatchObject({ status: "dead", attempts: 1 })
+        expect(receiver.sent).toEqual([])
+      }))
+
+    it.effect("an attempt overtaken by a replay is recorded but leaves the event to the replay", () =>
+      Effect.gen(function*() {
+        yield* reset(() => new Response(null, { status: 200 }))
+        const { id } = yield* anEvent()
+        receiver.during = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql`UPDATE events SET generation = generation + 1, status = 'pending' WHERE id = ${id}`).pipe(Effect.orDie)
+        expect(yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))).toEqual(Outcome.Done())
+        expect(yield* eventOf(id)).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: 200 })
+        expect(yield* attemptsOf(id)).toHaveLength(1)
+      }))
+
+    it.effect("a settled event is not sent again", () =>
+      Effect.gen(function*() {
+        yield* reset(() => new Response(null, { status: 200 }))
+        const { id } = yield* anEvent()
+        yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))
+        expect(yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))).toEqual(Outcome.Done())
+        expect(receiver.sent).toHaveLength(1)
+      }))
+  })
+})
