@@ -158,18 +158,24 @@ const deliveryLatencies = (deliveries, filter = () => true) =>
   deliveries.filter(filter).map((d) => d.at - Date.parse(d.createdAt))
 
 const scenarios = {
-  /** SIGKILL while conversations are in flight (twice in the long form), then a new process. */
+  /**
+   * SIGKILL while conversations are in flight (acknowledged, reply not delivered yet), twice in the long
+   * form, each time followed by a new process. The load comes as fast as Parley takes it, so hundreds
+   * of conversations are in flight when the process dies.
+   */
   kill: async (pg, ctx, plan, stats) => {
-    const load = runLoad({ conversations: plan, concurrency, targets: ctx.targets, token: ctx.token, integrationId: ctx.integrationId, stats, deadlineMs: 240_000, durationMs: loadMs })
+    const load = runLoad({ conversations: plan, concurrency, targets: ctx.targets, token: ctx.token, integrationId: ctx.integrationId, stats, deadlineMs: 240_000, durationMs: short ? 2_000 : 5_000 })
     const total = plan.reduce((n, c) => n + c.messages.length, 0)
-    const kills = short ? [0.3] : [0.25, 0.6]
+    const kills = short ? [0.6] : [0.5, 0.97]
     const notes = []
     for (const [index, at] of kills.entries()) {
       await whenAcknowledged(stats, total, at)
       const victim = ctx.instances.find((i) => live.has(i))
-      const inFlight = pg.query(ctx.database, "SELECT count(*) FROM jobs WHERE status IN ('pending','running')").trim()
+      const answered = new Set(ctx.receiver.deliveries().filter((d) => d.kind === "send_messages").map((d) => d.conversationId))
+      const waiting = new Set([...stats.acked.values()].filter((a) => !a.syncOnly && !answered.has(a.conversationId)).map((a) => a.conversationId))
+      const jobs = pg.query(ctx.database, "SELECT count(*) FROM jobs WHERE status IN ('pending','running')").trim()
       await victim.kill("SIGKILL")
-      notes.push(`SIGKILL ${victim.name} at ${stats.acknowledged}/${total} acknowledged, ${inFlight} jobs in flight`)
+      notes.push(`SIGKILL ${victim.name} at ${stats.acknowledged}/${total} acknowledged: ${waiting.size} conversations in flight (acknowledged, no reply delivered yet), ${jobs} jobs pending or running`)
       await sleep(500)
       await ctx.start(`restart${index + 1}`)
     }
