@@ -50,6 +50,8 @@ export const forbiddenHeaderNames = [
   "http2-settings"
 ] as const
 
+const forbidden: ReadonlySet<string> = new Set(forbiddenHeaderNames)
+
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 /** Visible ASCII, space and tab only. */
 const FIELD_VALUE = /^[\t\x20-\x7e]*$/
@@ -103,7 +105,7 @@ const nameProblem = (name: string, rules: HeaderRules): Pick<HeaderProblem, "typ
       })`
     }
   }
-  if ((forbiddenHeaderNames as ReadonlyArray<string>).includes(lower)) {
+  if (forbidden.has(lower)) {
     return {
       type: "forbidden_header",
       msg: `${name} is a hop-by-hop or framing header that the HTTP client controls; it cannot be set (refused: ${
