@@ -137,6 +137,9 @@ const reached = (name: string, statuses: Map<number, number>, expected: Readonly
   Effect.sync(() => {
     const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(" ")
     console.log(`fuzz ${name}: ${summary}`)
+    // Too few runs (FUZZ_RUNS=10) may not reach every answer by chance.
+    const total = [...statuses.values()].reduce((a, b) => a + b, 0)
+    if (total < 50) return
     for (const status of expected) expect(statuses.get(status) ?? 0, `${name}: no ${status} answers`).toBeGreaterThan(0)
   })
 
