@@ -35,7 +35,7 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type * as AST from "effect/SchemaAST"
+import * as AST from "effect/SchemaAST"
 import * as crypto from "node:crypto"
 import { createServer } from "node:http"
 import { AdminHttpLive } from "./Admin/Http.js"
@@ -133,10 +133,14 @@ const isTooLarge = (error: unknown): boolean =>
 
 const decodeJsonText = Schema.decodeUnknownEither(Schema.parseJson())
 
-/** JSON bodies whatever the Content-Type says (integrators' HTTP clients often send text/plain). */
+/**
+ * JSON bodies whatever the Content-Type says (integrators' HTTP clients often send text/plain, or
+ * `application/vnd.api+json`). It also keeps the body read once: the text this middleware reads is
+ * the text HttpApi parses (another reader, such as for form data, would wait for a consumed stream).
+ */
 const asJson = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
   const type = request.headers["content-type"]
-  return type === undefined || type.includes("json") || type.includes("multipart/")
+  return type === undefined || type.toLowerCase().includes("application/json")
     ? request
     : request.modify({ headers: Headers.set(request.headers, "content-type", "application/json") })
 }
@@ -148,8 +152,13 @@ export const EdgeLive = HttpApiBuilder.middleware(
   Effect.gen(function*() {
     const limit = yield* AppConfig.BodyLimit
     const table = routes()
+    const names = (ast: Option.Option<AST.AST>) =>
+      Option.match(ast, { onNone: () => [], onSome: (ast) => AST.getPropertySignatures(ast).map((p) => String(p.name)) })
+    const pathParams = new Set(table.flatMap((route) => names(route.path)))
+    const queryParams = new Set(table.flatMap((route) => names(route.query)))
     const routeOf = (method: string, url: string) => {
-      const path = url.split("?")[0] ?? url
+      // As the router reads it: repeated slashes are one.
+      const path = (url.split("?")[0] ?? url).replace(/\/{2,}/g, "/")
       for (const route of table) {
         const match = route.method === method ? route.pattern.exec(path) : null
         if (match !== null) return Option.some({ route, params: match.groups ?? {} })
@@ -228,7 +237,19 @@ export const EdgeLive = HttpApiBuilder.middleware(
             if (error instanceof HttpApiError.HttpApiDecodeError) {
               const found = problems(request, body)
               if (found.length > 0) return Option.some(unprocessable(found))
-              return Option.none()
+              // The router matched a route this table did not (an odd path): its own issues, located by name.
+              return Option.some(unprocessable(error.issues.map((issue): ValidationItem => {
+                const name = issue.path[0]
+                const location: Location = typeof name === "string" && pathParams.has(name)
+                  ? "path"
+                  : typeof name === "string" && queryParams.has(name)
+                  ? "query"
+                  : "body"
+                const loc = [location, ...issue.path.map((k) => typeof k === "number" ? k : String(k))]
+                return issue._tag === "Missing"
+                  ? { loc, msg: "Field required", type: "missing" }
+                  : { loc, msg: issue.message, type: "value_error" }
+              })))
             }
             if (error instanceof Unauthorized) {
               return Option.some(json(401, { detail: error.detail }, { "www-authenticate": "Bearer" }))

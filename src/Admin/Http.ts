@@ -14,7 +14,10 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("listTokens", ({ path }) => admin.listTokens(path.workspaceId))
       .handle("revokeToken", ({ path }) => admin.revokeToken(path.tokenId))
       .handle("rotateWebhookSecret", ({ path }) => admin.rotateWebhookSecret(path.workspaceId))
-      .handle("createIntegration", ({ path, payload }) => admin.createIntegration(path.workspaceId, payload))
+      .handle("createIntegration", ({ path, payload }) =>
+        admin.createIntegration(path.workspaceId, payload).pipe(
+          Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))
+        ))
       .handle("listIntegrations", ({ path }) => admin.listIntegrations(path.workspaceId))
       .handle("createTone", ({ path, payload }) => admin.createTone(path.workspaceId, payload))
       .handle("listTones", ({ path }) => admin.listTones(path.workspaceId))

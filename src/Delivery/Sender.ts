@@ -18,7 +18,8 @@ import * as Stream from "effect/Stream"
 import * as AppConfig from "../Config.js"
 import type { Delivery } from "../Domain/Delivery.js"
 import type { EventId } from "../Domain/Ids.js"
-import { reservedHeaderNames } from "../Domain/Integration.js"
+import { headerProblems } from "../Domain/HttpHeaders.js"
+import { webhookHeaderRules } from "../Domain/Integration.js"
 import { IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
 import { deliveryAttemptDuration, deliveryAttempts, deliveryDead, deliveryLatency } from "../Observability/Metrics.js"
@@ -26,7 +27,7 @@ import { Workspaces } from "../Workspaces/Workspaces.js"
 import { DeliveriesRepo } from "./Repo.js"
 import { nextAttempt, parseRetryAfter } from "./Retry.js"
 import { signatureHeaders } from "./Signature.js"
-import { internalLiteral } from "./Ssrf.js"
+import { internalLiteral, SsrfRefused } from "./Ssrf.js"
 import { WebhookClient, WebhookClientLive } from "./WebhookClient.js"
 
 const SNIPPET = 500
@@ -45,7 +46,21 @@ interface AttemptResult {
   readonly final: boolean
 }
 
-const reserved: ReadonlySet<string> = new Set(reservedHeaderNames)
+/** The integration's custom headers that can be sent (rows saved before a rule existed may hold others). */
+const sendable = (headers: Readonly<Record<string, string>>): Record<string, string> => {
+  const refused = new Set(headerProblems(headers, webhookHeaderRules).map((problem) => problem.name))
+  return refused.has(undefined)
+    ? {}
+    : Object.fromEntries(Object.entries(headers).filter(([name]) => !refused.has(name)))
+}
+
+/** The SSRF guard's refusal, wherever it sits in the chain of causes undici wraps it in. */
+const refusal = (error: unknown): SsrfRefused | undefined => {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof SsrfRefused) return current
+  }
+  return undefined
+}
 
 const messageOf = (cause: Cause.Cause<unknown>): string => {
   const first = Cause.squash(cause)
@@ -54,11 +69,8 @@ const messageOf = (cause: Cause.Cause<unknown>): string => {
 }
 
 const describeFailure = (cause: Cause.Cause<unknown>): { readonly error: string; readonly final: boolean } => {
-  const text = Cause.pretty(cause)
-  if (text.includes("SSRF guard")) {
-    const line = text.split("\n").find((l) => l.includes("SSRF guard")) ?? "SSRF guard"
-    return { error: line.replace(/^.*?(SSRF guard)/, "$1").trim(), final: true }
-  }
+  const refused = refusal(Cause.squash(cause))
+  if (refused !== undefined) return { error: refused.message, final: true }
   if (Cause.isFailType(cause) && cause.error instanceof Cause.TimeoutException) {
     return { error: "Timed out", final: false }
   }
@@ -129,11 +141,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         }
         const secrets = yield* workspaces.webhookSecrets(event.workspaceId)
         const startedAt = yield* DateTime.now
-        const custom = Object.fromEntries(
-          Object.entries(settings.webhook.headers).filter(([name]) =>
-            !reserved.has(name.toLowerCase()) && !name.toLowerCase().startsWith("x-parley-")
-          )
-        )
+        const custom = sendable(settings.webhook.headers)
         // Signed afresh on every attempt: a new timestamp, the same bytes.
         const headers = {
           ...custom,

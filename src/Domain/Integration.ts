@@ -1,6 +1,7 @@
 import * as Model from "@effect/sql/Model"
 import * as Schema from "effect/Schema"
 import { column, Internal, InternalCreatedAt, Jsonb } from "./Fields.js"
+import { sendableHeaders } from "./HttpHeaders.js"
 import { IntegrationId, ToneId, WorkspaceId } from "./Ids.js"
 import { HttpUrl, JsonObject, nonEmptyString } from "./Primitives.js"
 import { ErrorType } from "./Validation.js"
@@ -76,32 +77,23 @@ export const reservedHeaderNames = [
   "webhook-signature"
 ] as const
 
-const reserved: ReadonlySet<string> = new Set(reservedHeaderNames)
+/**
+ * Custom headers, as integrators send them: only headers that can be sent on every delivery (see
+ * `HttpHeaders.ts`), each problem located at its header.
+ */
+export const webhookHeaderRules = { reserved: reservedHeaderNames, reservedPrefixes: ["x-parley-", "webhook-"] }
 
-const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+export const WebhookHeaders = sendableHeaders(webhookHeaderRules)
 
 /**
- * Custom headers. Names are checked on the whole record: a record key failing its own schema would
- * count as an excess property and be dropped silently instead of rejected.
+ * Custom headers as stored and returned: not re-validated, so rows saved before a rule existed still
+ * load (the sender skips what it cannot send).
  */
-export const WebhookHeaders = Schema.Record({ key: Schema.String, value: Schema.String }).pipe(
-  Schema.filter((headers) => Object.keys(headers).every((name) => HTTP_TOKEN.test(name)), {
-    [ErrorType]: "header_name",
-    message: () => "Header names must be HTTP tokens"
-  }),
-  Schema.filter(
-    (headers) =>
-      Object.keys(headers).every((name) => !reserved.has(name.toLowerCase())),
-    {
-      [ErrorType]: "reserved_header",
-      message: () => `Header is set by Parley and cannot be replaced: ${reservedHeaderNames.join(", ")}`
-    }
-  )
-)
+export const StoredWebhookHeaders = Schema.Record({ key: Schema.String, value: Schema.String })
 
 export const WebhookConfig = Schema.Struct({
   url: HttpUrl,
-  headers: WebhookHeaders,
+  headers: StoredWebhookHeaders,
   metadata: JsonObject
 }).annotations({ identifier: "WebhookConfig" })
 export type WebhookConfig = typeof WebhookConfig.Type

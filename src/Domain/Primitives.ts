@@ -2,6 +2,7 @@ import * as DateTime from "effect/DateTime"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { isRealCalendarDate, isStorableMillis } from "./StorableTime.js"
 import { ErrorType } from "./Validation.js"
 
 const LONE_SURROGATE = /\p{Cs}/u
@@ -62,7 +63,11 @@ export const Timestamp = Schema.transformOrFail(Schema.String, Schema.DateTimeUt
     // No offset means UTC; "+05" (hours only) is valid ISO 8601 but not for Date, so it becomes "+05:00".
     const withOffset = /[Zz]|[+-]\d{2}(:?\d{2})?$/.test(input.slice(10)) ? input : `${input}Z`
     const normalized = withOffset.replace(/([+-]\d{2})$/, "$1:00").replace(/([+-]\d{2})(\d{2})$/, "$1:$2")
-    const parsed = ISO_8601.test(input) ? DateTime.make(normalized) : Option.none()
+    // A date that does not exist (2026-02-30) would be read as another day; outside PostgreSQL's range
+    // (not reachable with four-digit years, but kept with the rule) the database would fail with a 500.
+    const parsed = ISO_8601.test(input) && isRealCalendarDate(input)
+      ? Option.filter(DateTime.make(normalized), (dt) => isStorableMillis(dt.epochMillis))
+      : Option.none()
     return Option.match(parsed, {
       onNone: () => ParseResult.fail(new ParseResult.Type(ast, input, "Input should be a valid ISO 8601 date-time")),
       onSome: (dt) => ParseResult.succeed(DateTime.toUtc(dt))

@@ -6,6 +6,7 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as crypto from "node:crypto"
 import { constantTimeEqual } from "../Auth/Crypto.js"
@@ -14,6 +15,8 @@ import type { Attachment, AgentInfo } from "../Domain/Conversation.js"
 import { decodeInput, InvalidInput, Unauthorized } from "../Domain/Errors.js"
 import type { Integration } from "../Domain/Integration.js"
 import { Text } from "../Domain/Primitives.js"
+import { isRealCalendarDate, isStorableMillis, storableRange } from "../Domain/StorableTime.js"
+import { ErrorType } from "../Domain/Validation.js"
 import type { HelpdeskAdapter, HelpdeskRequest } from "./Adapter.js"
 
 const SIGNATURE_TOLERANCE_SECONDS = 300
@@ -43,7 +46,31 @@ const ChatwootConversation = Schema.Struct({
   meta: Meta
 })
 
-const CreatedAt = Schema.optionalWith(Schema.NullOr(Schema.Union(Text, Schema.Number)), { exact: true })
+const StorableMillis = Schema.Number.pipe(
+  Schema.filter(isStorableMillis, {
+    [ErrorType]: "datetime_range",
+    message: () => `Timestamps must lie ${storableRange}`
+  })
+)
+
+/**
+ * Chatwoot sends ISO strings in some events and Unix seconds in others; decoded to epoch milliseconds
+ * that PostgreSQL can store (out of range: `datetime_range`; not a date, or not finite: `datetime_parsing`).
+ */
+const ChatwootTime = Schema.transformOrFail(Schema.Union(Text, Schema.Number), StorableMillis, {
+  strict: true,
+  decode: (value, _, ast) => {
+    const millis = typeof value === "number"
+      ? (Number.isFinite(value) ? value * 1000 : Number.NaN)
+      : (isRealCalendarDate(value) ? Date.parse(value) : Number.NaN)
+    return Number.isNaN(millis)
+      ? ParseResult.fail(new ParseResult.Type(ast, value, "Input should be a valid date-time (ISO 8601 text or Unix seconds)"))
+      : ParseResult.succeed(millis)
+  },
+  encode: (millis) => ParseResult.succeed(millis / 1000)
+}).annotations({ [ErrorType]: "datetime_parsing" })
+
+const CreatedAt = Schema.optionalWith(Schema.NullOr(ChatwootTime), { exact: true })
 
 const MessageCreated = Schema.Struct({
   event: Schema.Literal("message_created"),
@@ -81,11 +108,8 @@ const EventName = Schema.Struct({ event: Schema.String })
 
 const messageTypes = ["incoming", "outgoing", "activity", "template"] as const
 
-const toUtc = (value: string | number | null | undefined): Option.Option<DateTime.Utc> => {
-  if (value === null || value === undefined) return Option.none()
-  // Chatwoot sends ISO strings in some events and Unix seconds in others.
-  return typeof value === "number" ? DateTime.make(value * 1000) : DateTime.make(value)
-}
+const toUtc = (millis: number | null | undefined): Option.Option<DateTime.Utc> =>
+  millis === null || millis === undefined ? Option.none() : DateTime.make(millis)
 
 const splitName = (name: string | null | undefined) => {
   const parts = (name ?? "").trim().split(/\s+/).filter((p) => p !== "")

@@ -2,6 +2,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as AppConfig from "../Config.js"
+import { webhookUrlProblem } from "../Delivery/Ssrf.js"
 import { InvalidInput, NotFound } from "../Domain/Errors.js"
 import type { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
 import {
@@ -28,6 +30,13 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
     const repo = yield* IntegrationsRepo
     const workspaces = yield* Workspaces
     const sql = yield* SqlClient.SqlClient
+    const mode = yield* AppConfig.Mode
+
+    /** In production, a webhook URL whose host is an internal address is refused (SSRF, PRODUCT.md §5). */
+    const checkUrl = (url: string) => {
+      const problem = webhookUrlProblem(url, mode)
+      return problem === undefined ? Effect.void : InvalidInput.one(["webhook", "url"], problem.msg, problem.type)
+    }
 
     const list = Effect.fn("Integrations.list")(function*(workspaceId: WorkspaceId) {
       return yield* repo.listByWorkspace(workspaceId)
@@ -52,6 +61,7 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
 
     const create = Effect.fn("Integrations.create")(function*(workspaceId: WorkspaceId, input: NewIntegration) {
       yield* workspaces.get(workspaceId)
+      yield* checkUrl(input.webhook.url)
       const settings: IntegrationSettings = {
         name: input.name,
         supportedFeatures: { ...defaultFeatures, ...input.supportedFeatures },
@@ -69,6 +79,7 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
       function*(workspaceId: WorkspaceId, id: IntegrationId, patch: IntegrationSettingsPatch) {
         return yield* Effect.gen(function*() {
           const current = yield* repo.lock({ workspaceId, id }).pipe(Effect.flatMap(found))
+          if (patch.webhook?.url !== undefined) yield* checkUrl(patch.webhook.url)
           const patched = applyPatch(current.settings, patch)
           // A new receiver URL is a new chance: deliveries disabled by a 410 resume.
           const settings = patch.webhook?.url !== undefined && patch.webhook.url !== current.settings.webhook.url

@@ -5,6 +5,8 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as dns from "node:dns/promises"
+import * as os from "node:os"
 import * as Metric from "effect/Metric"
 import { verifyWebhook } from "../../src/Delivery/Signature.js"
 import { deliveryDead } from "../../src/Observability/Metrics.js"
@@ -189,15 +191,39 @@ describe("dead letters and replay", () => {
   })
 })
 
+/** A name of this machine that resolves to loopback (`/etc/hosts`), if it has one. */
+const loopbackName = await dns.lookup(os.hostname()).then(
+  ({ address }) => (address.startsWith("127.") || address === "::1" ? os.hostname() : undefined),
+  () => undefined
+)
+
 describe("SSRF guard", () => {
   layer(TestAppWithWorkers({ PARLEY_MODE: "production" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("in production, a webhook to a loopback address is refused and the event dead-lettered", () =>
+    it.scoped("in production, a stored webhook URL with a loopback address is refused, the event dead at once", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
-        const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
+        const tenant = yield* makeTenant({ webhookUrl: "https://receiver.example/hook", supportedFeatures: { escalation: false } })
+        // Saved before the rule (or in development mode): create and update now refuse it.
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE integrations SET settings = jsonb_set(settings, '{webhook,url}', to_jsonb(${receiver.url}::text))
+                   WHERE id = ${tenant.integrationId}`
         yield* ask(tenant, "s-1", "ssrf")
         const [dead] = yield* until(tenant, (list) => list[0]?.status === "dead")
         expect(dead.lastError).toContain("SSRF guard")
+        expect(dead.attempts).toBe(1)
+        expect(receiver.received()).toEqual([])
+      }))
+
+    // The name resolves to loopback only when connecting: refused then, and dead at once, not retried for 28 h.
+    it.scoped.skipIf(loopbackName === undefined)("a host name that resolves to loopback is refused when connecting, dead at once", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver()
+        const url = receiver.url.replace("127.0.0.1", loopbackName ?? "")
+        const tenant = yield* makeTenant({ webhookUrl: url, supportedFeatures: { escalation: false } })
+        yield* ask(tenant, "s-2", "ssrf-dns")
+        const [dead] = yield* until(tenant, (list) => list[0]?.status === "dead")
+        expect(dead.lastError).toContain("SSRF guard")
+        expect(dead.attempts).toBe(1)
         expect(receiver.received()).toEqual([])
       }))
   })
