@@ -129,6 +129,13 @@ export const startSniffer = (upstream) =>
           state.log = []
           state.roundTrips = 0
         },
+        /** What was recorded since the last reset, and a reset. */
+        take: () => {
+          const taken = { log: state.log, roundTrips: state.roundTrips }
+          state.log = []
+          state.roundTrips = 0
+          return taken
+        },
         stop: () =>
           new Promise((done) => {
             for (const socket of sockets) socket.destroy()
