@@ -8,15 +8,18 @@
  * @property {number} [conversations]  message i goes to conversation i % conversations; unset: one
  *                                     conversation per message
  * @property {string} [conversationId] every message into this one conversation
+ * @property {string} [conversationPrefix] conversation ids are `<conversationPrefix>-c<n>` (default: prefix)
  * @property {string} text
  * @property {boolean} [sentAt]     send the time of sending as `sentAt`
+ * @property {string[]} [roles]     message i has role roles[i % roles.length] (default: all "human")
  */
 
 /** A customer UUID made of decimal digits: stable, valid, and easy to produce in pgbench too. */
 export const customerUuid = (n) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`
 
 export const conversationOf = (spec, i) =>
-  spec.conversationId ?? `${spec.prefix}-c${spec.conversations === undefined ? i : i % spec.conversations}`
+  spec.conversationId ??
+    `${spec.conversationPrefix ?? spec.prefix}-c${spec.conversations === undefined ? i : i % spec.conversations}`
 
 /** The body of message i of the stream. */
 export const messageBody = (spec, i) => {
@@ -24,7 +27,7 @@ export const messageBody = (spec, i) => {
   const conversationIndex = spec.conversations === undefined ? i : i % spec.conversations
   return JSON.stringify({
     id: `${spec.prefix}-m${i}`,
-    role: "human",
+    role: spec.roles === undefined ? "human" : spec.roles[i % spec.roles.length],
     customerId: customerUuid(spec.conversationId === undefined ? conversationIndex : 0),
     conversationId,
     text: spec.text,

@@ -29,14 +29,15 @@ export const syncSpec = (prefix) => ({ prefix, syncOnly: true, conversations: CO
  * timed autocannon run ends by destroying the connections of the requests still in flight, and those
  * client aborts disturb what follows (on PGlite they stall the next requests for seconds). The warm-up
  * (`warmAmount` requests) also estimates the rate, so that the measured run lasts about `durationS`.
+ * `specFor(prefix)` gives the messages (default: syncOnly, spread over 1,000 conversations).
  */
-export const measureMax = async ({ driver, url, tenant, prefix, warmAmount, durationS, serverPid, database }) => {
+export const measureMax = async ({ driver, url, tenant, prefix, warmAmount, durationS, serverPid, database, specFor = syncSpec }) => {
   const base = { targets: [url], token: tenant.token, integrationId: tenant.integrationId, connections: CONNECTIONS }
-  const warm = await driver.call("autocannon", { ...base, spec: syncSpec(`${prefix}w`), amount: warmAmount })
+  const warm = await driver.call("autocannon", { ...base, spec: specFor(`${prefix}w`), amount: warmAmount })
   const amount = Math.max(CONNECTIONS * 10, Math.round(okPerSecond(warm).perSecond * durationS))
   const pgPids = database === undefined ? [] : await backendPids(database)
   const cpuBefore = { server: cpuTimeMs(serverPid), db: cpuTimeOfAll(pgPids) }
-  const run = await driver.call("autocannon", { ...base, spec: syncSpec(prefix), amount })
+  const run = await driver.call("autocannon", { ...base, spec: specFor(prefix), amount })
   const cpuAfter = { server: cpuTimeMs(serverPid), db: cpuTimeOfAll(pgPids) }
   const { ok, perSecond } = okPerSecond(run)
   return {
