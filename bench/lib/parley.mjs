@@ -8,11 +8,20 @@ import { freePort, memoryOf, nowMs, sleep, spawnLogged, stopChild } from "./proc
 export const repoRoot = new URL("../..", import.meta.url).pathname
 export const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef0123456789abcdef"
 
+/** Settings for every Parley process of the run (`--parley-env KEY=VALUE`); a scenario's own win. */
+let runEnv = {}
+export const setRunEnv = (env) => {
+  runEnv = env
+}
+
+/** Extra `node` flags for every Parley process, e.g. BENCH_PARLEY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const extraNodeArgs = (process.env.BENCH_PARLEY_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "")
+
 /**
  * Starts Parley and waits for /health/ready. `databaseUrl` unset: the embedded database (PGlite) in a
  * fresh temporary PARLEY_DATA_DIR. `env` adds scenario settings (REPLY_DEBOUNCE, WORKER_CONCURRENCY...).
  */
-export const startParley = async ({ databaseUrl, env = {}, logDir, label = "parley", nodeArgs = [] }) => {
+export const startParley = async ({ databaseUrl, env = {}, logDir, label = "parley", nodeArgs = extraNodeArgs }) => {
   const port = await freePort()
   const dataDir = databaseUrl === undefined ? mkdtempSync(join(tmpdir(), "parley-bench-pglite-")) : undefined
   const childEnv = {
@@ -25,6 +34,7 @@ export const startParley = async ({ databaseUrl, env = {}, logDir, label = "parl
     PARLEY_SEED_DEMO: "false",
     LOG_LEVEL: "warn",
     ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl } : { PARLEY_DATA_DIR: dataDir }),
+    ...runEnv,
     ...env
   }
   const logFile = join(logDir, `${label}-${port}.log`)

@@ -9,7 +9,8 @@ import { round } from "../lib/stats.mjs"
 import { target } from "../lib/targets.mjs"
 import { measureAbortStall, measureMax } from "./ingest.mjs"
 
-const SETTLE_MS = 5_000
+/** The idle figure is RSS this long after /health/ready, sampled every second on the way. */
+const settleSeconds = (quick) => (quick ? 5 : 10)
 
 export default {
   name: "embedded",
@@ -19,9 +20,13 @@ export default {
     const parley = await ctx.parley({ label: "parley-pglite" })
     ctx.defer(() => rmSync(parley.dataDir, { recursive: true, force: true }))
     // Start-up allocations settle (and a GC may run) before the idle figure is read.
-    await sleep(SETTLE_MS)
+    const samples = []
+    for (let second = 0; second < settleSeconds(ctx.quick); second++) {
+      await sleep(1000)
+      samples.push(round(parley.memory().rssMiB))
+    }
     const idle = parley.memory()
-    ctx.say(`ready in ${round(parley.readyMs)} ms; idle RSS ${round(idle.rssMiB)} MiB`)
+    ctx.say(`ready in ${round(parley.readyMs)} ms; idle RSS ${round(idle.rssMiB)} MiB (each second: ${samples.join(", ")})`)
 
     const tenant = await createTenant(parley.url, { name: "embedded", webhookUrl: "http://127.0.0.1:9/unused" })
     const max = await measureMax({
@@ -41,7 +46,7 @@ export default {
     return {
       figures: {
         readyMs: round(parley.readyMs),
-        idleMemory: { rssMiB: round(idle.rssMiB), peakRssMiB: round(idle.peakRssMiB), settledForMs: SETTLE_MS },
+        idleMemory: { rssMiB: round(idle.rssMiB), peakRssMiB: round(idle.peakRssMiB), rssEachSecondMiB: samples },
         memoryAfterLoad: { rssMiB: round(afterLoad.rssMiB), peakRssMiB: round(afterLoad.peakRssMiB) },
         ingest: max,
         abort
@@ -62,7 +67,7 @@ export default {
           target: "embedded_abort_stall_ms"
         },
         {
-          work: `idle RSS after start-up (PGlite; ready in ${round(parley.readyMs / 1000, 1)} s)`,
+          work: `idle RSS ${samples.length} s after ready (PGlite; ready in ${round(parley.readyMs / 1000, 1)} s)`,
           parley: `${round(idle.rssMiB)} MiB (peak ${round(idle.peakRssMiB)} MiB; ${round(afterLoad.rssMiB)} MiB after the load)`,
           baseline: "",
           ratio: null,
