@@ -82,7 +82,7 @@ const runAutocannon = async ({
 }
 
 /** One POST; resolves with its status and timings (never rejects). */
-const post = (agent, base, path, token, body, { abortAfterMs, timeoutMs = 60_000 } = {}) =>
+const post = (agent, base, path, token, body, { abortAfterMs, timeoutMs = 60_000, onSocket } = {}) =>
   new Promise((resolve) => {
     const url = new URL(path, base)
     const sentAt = nowMs()
@@ -106,6 +106,7 @@ const post = (agent, base, path, token, body, { abortAfterMs, timeoutMs = 60_000
     req.on("timeout", () => {
       req.destroy(new Error("timeout"))
     })
+    if (onSocket !== undefined) req.on("socket", onSocket)
     req.on("error", (error) => finish({ status: null, error: error.message }))
     req.end(body)
     if (abortAfterMs !== undefined) {
@@ -124,12 +125,8 @@ const post = (agent, base, path, token, body, { abortAfterMs, timeoutMs = 60_000
 const runPaced = async ({ target, targets, token, integrationId, spec, rate, count, startIndex = 0, maxSockets = 256 }) => {
   const urls = targets ?? [target]
   const agent = new Agent({ keepAlive: true, maxSockets })
-  let sockets = 0
-  const createConnection = agent.createConnection.bind(agent)
-  agent.createConnection = (...args) => {
-    sockets++
-    return createConnection(...args)
-  }
+  const sockets = new Set()
+  const onSocket = (socket) => sockets.add(socket)
   const start = nowMs() + 20
   const inFlight = []
   for (let n = 0; n < count; n++) {
@@ -138,7 +135,8 @@ const runPaced = async ({ target, targets, token, integrationId, spec, rate, cou
     if (wait > 1) await sleep(wait)
     const i = startIndex + n
     const conversationId = conversationOf(spec, i)
-    inFlight.push(post(agent, urls[n % urls.length], messagePath(integrationId), token, messageBody(spec, i)).then((r) => ({
+    const body = messageBody(spec, i)
+    inFlight.push(post(agent, urls[n % urls.length], messagePath(integrationId), token, body, { onSocket }).then((r) => ({
       index: i,
       conversationId,
       scheduledAt,
@@ -151,7 +149,7 @@ const runPaced = async ({ target, targets, token, integrationId, spec, rate, cou
   }
   const records = await Promise.all(inFlight)
   agent.destroy()
-  return { records, sockets, nextIndex: startIndex + count }
+  return { records, connections: sockets.size, nextIndex: startIndex + count }
 }
 
 /**

@@ -92,6 +92,9 @@ const git = (...args) => {
 
 const main = async () => {
   execFileSync(process.execPath, [join(repoRoot, "scripts", "ensure-build.mjs")], { stdio: "inherit", cwd: repoRoot })
+  // The code measured is the code at start (a commit made during a long run must not be credited).
+  const commit = git("rev-parse", "HEAD")
+  const dirty = (git("status", "--porcelain", "--untracked-files=no", "--", "src", "bench") ?? "") !== ""
   const runId = randomBytes(3).toString("hex")
   const logDir = mkdtempSync(join(tmpdir(), `parley-bench-${runId}-`))
   const machine = {
@@ -126,12 +129,10 @@ const main = async () => {
   }
   await dropAll()
 
-  const commit = git("rev-parse", "HEAD")
-  const dirty = (git("status", "--porcelain", "--", "src") ?? "") !== ""
   const output = {
     date: new Date().toISOString(),
     commit,
-    sourceChangesNotCommitted: dirty,
+    uncommittedChangesInSrcOrBench: dirty,
     quick: flags.quick,
     scenariosRun: selected.map((s) => s.name),
     parleyEnv,

@@ -29,14 +29,13 @@ export default {
     ctx.say(`ready in ${round(parley.readyMs)} ms; idle RSS ${round(idle.rssMiB)} MiB (each second: ${samples.join(", ")})`)
 
     const tenant = await createTenant(parley.url, { name: "embedded", webhookUrl: "http://127.0.0.1:9/unused" })
-    const max = await measureMax({
+    const [max] = await measureMax({
       driver,
-      url: parley.url,
+      servers: [parley],
       tenant,
       prefix: "e",
       warmAmount: ctx.quick ? 150 : 600,
-      durationS: ctx.quick ? 3 : 15,
-      serverPid: parley.pid
+      durationS: ctx.quick ? 3 : 15
     })
     ctx.say(`${max.requestsPerSecond} req/s, p99 ${max.latencyMs.p99} ms; client-abort probe`)
     const abort = await measureAbortStall({ driver, url: parley.url, tenant, prefix: "ea", rounds: ctx.quick ? 4 : 8 })

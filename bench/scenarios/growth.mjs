@@ -143,8 +143,8 @@ export default {
     const receiver = await ctx.receiver("ok")
     let parley = await ctx.parley({ databaseUrl: db.url, env: REPLY_NOW, label: "parley-growth" })
     const tenant = await tenantFor(parley.url, receiver, { name: "growth", articles: [benchArticle] })
-    const ingest = (prefix, specFor) =>
-      measureMax({ driver, url: parley.url, tenant, prefix, warmAmount: 500, durationS, serverPid: parley.pid, database: db.name, specFor })
+    const ingest = async (prefix, specFor) =>
+      (await measureMax({ driver, servers: [parley], tenant, prefix, warmAmount: 500, durationS, database: db.name, specFor }))[0]
     const pipeline = (prefix) => measurePipeline({ driver, receiver, parley, tenant, prefix, rate: 20, seconds: durationS })
 
     ctx.say("empty database: ingest, pipeline")

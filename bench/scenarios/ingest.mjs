@@ -1,6 +1,6 @@
-// ingest: message-received with syncOnly on PostgreSQL, 8 connections, as fast as it answers. The same
-// load against the baseline server (Parley's SQL in plain node:http + pg), and pgbench on the same
-// transaction. Then Parley at half its measured maximum (open loop, evenly spaced; and autocannon's
+// ingest: message-received with syncOnly on PostgreSQL, 8 connections, as fast as it answers, taking
+// turns with the same load against the baseline server (Parley's SQL in plain node:http + pg); then
+// pgbench on the same transaction. Then Parley at half its measured maximum (open loop, evenly spaced; and autocannon's
 // overallRate for comparison), and the client-abort probe on PostgreSQL (the embedded scenario has the
 // same probe on PGlite).
 import { execFile } from "node:child_process"
@@ -9,50 +9,83 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { startBaseline } from "../lib/baseline.mjs"
 import { adminUrl, backendPids } from "../lib/db.mjs"
 import { failures, okPerSecond, statusesOf } from "../lib/harness.mjs"
 import { QUESTION } from "../lib/messages.mjs"
 import { createTenant, repoRoot } from "../lib/parley.mjs"
-import { cpuTimeMs, cpuTimeOfAll, freePort, sleep, spawnLogged, stopChild } from "../lib/proc.mjs"
+import { cpuTimeMs, cpuTimeOfAll } from "../lib/proc.mjs"
 import { median, ratio, round, summarize } from "../lib/stats.mjs"
 import { target } from "../lib/targets.mjs"
 
 const CONNECTIONS = 8
 const CONVERSATIONS = 1000
-const POOL_SIZE = 10
 
 export const syncSpec = (prefix) => ({ prefix, syncOnly: true, conversations: CONVERSATIONS, text: QUESTION })
 
+/** The figures of one server's closed-loop runs, taken together. */
+const summarizeRuns = (runs, { database, backends }) => {
+  const ok = runs.reduce((sum, r) => sum + okPerSecond(r).ok, 0)
+  const elapsedMs = runs.reduce((sum, r) => sum + r.elapsedMs, 0)
+  const serverCpuMs = runs.reduce((sum, r) => sum + r.serverCpuMs, 0)
+  const databaseCpuMs = runs.reduce((sum, r) => sum + r.databaseCpuMs, 0)
+  const statuses = {}
+  for (const r of runs) for (const [status, n] of Object.entries(r.statuses)) statuses[status] = (statuses[status] ?? 0) + n
+  return {
+    requestsPerSecond: round(ok / (elapsedMs / 1000), 1),
+    perRoundRequestsPerSecond: runs.map((r) => round(okPerSecond(r).perSecond, 1)),
+    latencyMs: summarize(runs.flatMap((r) => r.samples)),
+    ok,
+    failures: failures(statuses, {
+      errors: runs.reduce((sum, r) => sum + r.errors, 0),
+      timeouts: runs.reduce((sum, r) => sum + r.timeouts, 0)
+    }),
+    seconds: round(elapsedMs / 1000),
+    serverCpuMsPerRequest: ok === 0 ? null : round(serverCpuMs / ok, 3),
+    serverCpuCores: round(serverCpuMs / elapsedMs, 2),
+    databaseCpuMsPerRequest: ok === 0 || database === undefined ? null : round(databaseCpuMs / ok, 3),
+    databaseCpuCores: database === undefined ? null : round(databaseCpuMs / elapsedMs, 2),
+    databaseBackends: backends
+  }
+}
+
 /**
- * Closed-loop load on `url` after a warm-up: req/s, latency from raw samples, CPU per request of the
- * server process and of the database's backends. Runs are counted (autocannon `amount`), not timed: a
- * timed autocannon run ends by destroying the connections of the requests still in flight, and those
- * client aborts disturb what follows (on PGlite they stall the next requests for seconds). The warm-up
- * (`warmAmount` requests) also estimates the rate, so that the measured run lasts about `durationS`.
+ * Closed-loop load, 8 connections, on each of `servers` ({ url, pid }) after a warm-up: req/s, latency
+ * from raw samples, CPU per request of the server process and of the database's backends. With several
+ * servers and `rounds` > 1 the servers take turns (A B A B …), so that a noisy neighbour on a shared
+ * machine weighs on all of them alike. Runs are counted (autocannon `amount`), not timed: a timed
+ * autocannon run ends by destroying the connections of the requests still in flight, and those client
+ * aborts disturb what follows (on PGlite they stall the next requests for seconds). The warm-up
+ * (`warmAmount` requests) estimates each server's rate, so that its runs last about `durationS` in all.
  * `specFor(prefix)` gives the messages (default: syncOnly, spread over 1,000 conversations).
  */
-export const measureMax = async ({ driver, url, tenant, prefix, warmAmount, durationS, serverPid, database, specFor = syncSpec }) => {
-  const base = { targets: [url], token: tenant.token, integrationId: tenant.integrationId, connections: CONNECTIONS }
-  const warm = await driver.call("autocannon", { ...base, spec: specFor(`${prefix}w`), amount: warmAmount })
-  const amount = Math.max(CONNECTIONS * 10, Math.round(okPerSecond(warm).perSecond * durationS))
-  const pgPids = database === undefined ? [] : await backendPids(database)
-  const cpuBefore = { server: cpuTimeMs(serverPid), db: cpuTimeOfAll(pgPids) }
-  const run = await driver.call("autocannon", { ...base, spec: specFor(prefix), amount })
-  const cpuAfter = { server: cpuTimeMs(serverPid), db: cpuTimeOfAll(pgPids) }
-  const { ok, perSecond } = okPerSecond(run)
-  return {
-    requestsPerSecond: round(perSecond, 1),
-    latencyMs: summarize(run.samples),
-    requests: amount,
-    ok,
-    failures: failures(run.statuses, run),
-    seconds: round(run.elapsedMs / 1000),
-    serverCpuMsPerRequest: ok === 0 ? null : round((cpuAfter.server - cpuBefore.server) / ok, 3),
-    serverCpuCores: round((cpuAfter.server - cpuBefore.server) / run.elapsedMs, 2),
-    databaseCpuMsPerRequest: ok === 0 || database === undefined ? null : round((cpuAfter.db - cpuBefore.db) / ok, 3),
-    databaseCpuCores: database === undefined ? null : round((cpuAfter.db - cpuBefore.db) / run.elapsedMs, 2),
-    databaseBackends: pgPids.length
+export const measureMax = async ({
+  driver,
+  servers,
+  tenant,
+  prefix,
+  warmAmount,
+  durationS,
+  rounds = 1,
+  database,
+  specFor = syncSpec
+}) => {
+  const base = (url) => ({ targets: [url], token: tenant.token, integrationId: tenant.integrationId, connections: CONNECTIONS })
+  const amounts = []
+  for (const [k, server] of servers.entries()) {
+    const warm = await driver.call("autocannon", { ...base(server.url), spec: specFor(`${prefix}${k}w`), amount: warmAmount })
+    amounts.push(Math.max(CONNECTIONS * 10, Math.round((okPerSecond(warm).perSecond * durationS) / rounds)))
   }
+  const pgPids = database === undefined ? [] : await backendPids(database)
+  const runs = servers.map(() => [])
+  for (let r = 0; r < rounds; r++) {
+    for (const [k, server] of servers.entries()) {
+      const before = { server: cpuTimeMs(server.pid), db: cpuTimeOfAll(pgPids) }
+      const run = await driver.call("autocannon", { ...base(server.url), spec: specFor(`${prefix}${k}r${r}`), amount: amounts[k] })
+      runs[k].push({ ...run, serverCpuMs: cpuTimeMs(server.pid) - before.server, databaseCpuMs: cpuTimeOfAll(pgPids) - before.db })
+    }
+  }
+  return runs.map((list) => summarizeRuns(list, { database, backends: pgPids.length }))
 }
 
 /** p99 at `rate` req/s: open loop (evenly spaced) and autocannon's overallRate (a burst each second). */
@@ -80,6 +113,7 @@ export const measureAtRate = async ({ driver, url, tenant, prefix, rate, duratio
     openLoop: {
       latencyMs: summarize(paced.records.map((r) => r.latencyMs)),
       ok: pacedOk.length,
+      connections: paced.connections,
       failures: failures(statusesOf(paced.records))
     },
     autocannonOverallRate: {
@@ -116,25 +150,6 @@ export const measureAbortStall = async ({ driver, url, tenant, prefix, rounds })
     nextRequestMaxMs: round(Math.max(...after)),
     nextRequestMedianMs: round(median(after))
   }
-}
-
-const startBaseline = async ({ databaseUrl, logDir }) => {
-  const port = await freePort()
-  const child = spawnLogged(process.execPath, [join(repoRoot, "bench", "baseline-server.mjs")], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), DATABASE_POOL_SIZE: String(POOL_SIZE) },
-    cwd: repoRoot,
-    logFile: join(logDir, "baseline.log")
-  })
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${url}/health/ready`)).ok) return { url, pid: child.pid, stop: () => stopChild(child) }
-    } catch {
-      await sleep(50)
-    }
-  }
-  await stopChild(child, { signal: "SIGKILL" })
-  throw new Error("baseline server did not start; see baseline.log")
 }
 
 const pgbenchConnection = (database) => {
@@ -191,22 +206,29 @@ export default {
     const db = await ctx.database("ingest")
     const driver = ctx.driver()
 
-    ctx.say("Parley: closed loop, 8 connections")
     const parley = await ctx.parley({ databaseUrl: db.url, label: "parley-ingest" })
     const tenant = await createTenant(parley.url, { name: "ingest", webhookUrl: "http://127.0.0.1:9/unused" })
-    const max = await measureMax({ driver, url: parley.url, tenant, prefix: "i", warmAmount, durationS, serverPid: parley.pid, database: db.name })
+    const baseline = await startBaseline({ databaseUrl: db.url, logDir: ctx.logDir })
+    ctx.defer(() => baseline.stop())
+    const rounds = ctx.quick ? 1 : 3
+    ctx.say(`Parley and the baseline server in turns (${rounds} rounds): closed loop, 8 connections`)
+    const [max, baselineMax] = await measureMax({
+      driver,
+      servers: [parley, baseline],
+      tenant,
+      prefix: "i",
+      warmAmount,
+      durationS,
+      rounds,
+      database: db.name
+    })
+    await baseline.stop()
     const halfRate = Math.max(1, Math.floor(max.requestsPerSecond / 2))
-    ctx.say(`Parley: ${max.requestsPerSecond} req/s; now at half of it, ${halfRate} req/s`)
+    ctx.say(`Parley: ${max.requestsPerSecond} req/s, baseline ${baselineMax.requestsPerSecond} req/s; Parley at half its max, ${halfRate} req/s`)
     const half = await measureAtRate({ driver, url: parley.url, tenant, prefix: "h", rate: halfRate, durationS })
     ctx.say("Parley: client-abort probe on PostgreSQL")
     const abort = await measureAbortStall({ driver, url: parley.url, tenant, prefix: "a", rounds: ctx.quick ? 4 : 8 })
     await parley.stop()
-
-    ctx.say("Baseline server: closed loop, 8 connections")
-    const baseline = await startBaseline({ databaseUrl: db.url, logDir: ctx.logDir })
-    ctx.defer(() => baseline.stop())
-    const baselineMax = await measureMax({ driver, url: baseline.url, tenant, prefix: "b", warmAmount, durationS, serverPid: baseline.pid, database: db.name })
-    await baseline.stop()
 
     ctx.say("pgbench: 8 clients")
     const tokenHash = createHash("sha256").update(tenant.token, "utf8").digest("hex")
@@ -214,13 +236,14 @@ export default {
     const pgbench = await runPgbench({ database: db.name, tenant, tokenHash, durationS })
 
     const vsBaseline = ratio(max.requestsPerSecond, baselineMax.requestsPerSecond)
+    const perRound = max.perRoundRequestsPerSecond.map((rps, r) => ratio(rps, baselineMax.perRoundRequestsPerSecond[r]))
     const vsPgbench = ratio(max.requestsPerSecond, pgbench.tps)
     const p99Half = half.openLoop.latencyMs.p99
     return {
-      figures: { parley: max, halfLoad: half, abortOnPostgres: abort, baseline: baselineMax, pgbench },
+      figures: { rounds, parley: max, baseline: baselineMax, ratioPerRound: perRound, halfLoad: half, abortOnPostgres: abort, pgbench },
       rows: [
         {
-          work: "message-received, syncOnly, 8 connections (PostgreSQL)",
+          work: `message-received, syncOnly, 8 connections (PostgreSQL; ${rounds} turn${rounds > 1 ? "s" : ""} each, ratio per turn ${perRound.join(", ")})`,
           parley: `${max.requestsPerSecond} req/s, p50 ${max.latencyMs.p50} ms, p99 ${max.latencyMs.p99} ms`,
           baseline: `node:http + pg: ${baselineMax.requestsPerSecond} req/s, p50 ${baselineMax.latencyMs.p50} ms, p99 ${baselineMax.latencyMs.p99} ms`,
           ratio: vsBaseline,

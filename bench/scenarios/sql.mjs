@@ -3,14 +3,13 @@
 //    request, and whether the baseline server (bench/lib/statements.mjs) sends the same sequence.
 // 2. message-received without syncOnly, through reply and signed delivery, one at a time: statements per
 //    message end to end (idle polling and metrics queries are pushed out of the window).
+import { startBaseline } from "../lib/baseline.mjs"
 import { QUESTION, benchArticle, messageBody, messagePath } from "../lib/messages.mjs"
 import { normalize, startSniffer } from "../lib/pg-sniffer.mjs"
-import { repoRoot } from "../lib/parley.mjs"
-import { freePort, sleep, spawnLogged, stopChild } from "../lib/proc.mjs"
+import { sleep } from "../lib/proc.mjs"
 import { allAnswered, tenantFor, waitForWebhooks } from "../lib/harness.mjs"
 import { MESSAGE_RECEIVED_SEQUENCE } from "../lib/statements.mjs"
 import { round } from "../lib/stats.mjs"
-import { join } from "node:path"
 
 const SAMPLES = 20
 const QUIET = { JOB_POLL_INTERVAL: "1 hour", JOB_METRICS_INTERVAL: "1 hour" }
@@ -44,24 +43,6 @@ const uniformSequence = (log, messages) => {
     if (log.slice(m * size, (m + 1) * size).some((e, k) => normalize(e.text) !== first[k])) return null
   }
   return first
-}
-
-const startBaseline = async ({ databaseUrl, logDir }) => {
-  const port = await freePort()
-  const child = spawnLogged(process.execPath, [join(repoRoot, "bench", "baseline-server.mjs")], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port) },
-    cwd: repoRoot,
-    logFile: join(logDir, "baseline-sql.log")
-  })
-  const url = `http://127.0.0.1:${port}`
-  for (let i = 0; i < 200; i++) {
-    try {
-      if ((await fetch(`${url}/health/ready`)).ok) return { url, stop: () => stopChild(child) }
-    } catch {
-      await sleep(50)
-    }
-  }
-  throw new Error("baseline server did not start")
 }
 
 export default {
@@ -104,7 +85,7 @@ export default {
     await parley.stop()
 
     // 3. The baseline through the same proxy.
-    const baseline = await startBaseline({ databaseUrl: proxied, logDir: ctx.logDir })
+    const baseline = await startBaseline({ databaseUrl: proxied, logDir: ctx.logDir, label: "baseline-sql" })
     ctx.defer(() => baseline.stop())
     const baselineSpec = { prefix: "b", syncOnly: true, conversations: 5, text: QUESTION }
     for (let i = 0; i < 5; i++) await send(baseline.url, tenant, baselineSpec, i)
