@@ -1,9 +1,13 @@
 // The baseline: a plain node:http + pg server doing Parley's exact SQL for message-received (the
 // statements of bench/lib/statements.mjs, as Parley sends them: look-ups outside the transaction, then
-// BEGIN … COMMIT on one connection), with the same pool size and prepared statements. No framework, no
-// schema library: what the SQL costs by itself on this machine, as an upper bound for Parley.
+// BEGIN … COMMIT on one connection), with the same pool size and the same protocol: unnamed statements,
+// parsed anew at every execution, as Parley's driver does (observed on the wire by the `sql` scenario).
+// No framework, no schema library: what the SQL costs by itself on this machine, an upper bound for Parley.
 //
-//   DATABASE_URL=postgres://… PORT=8090 [DATABASE_POOL_SIZE=10] node bench/baseline-server.mjs
+//   DATABASE_URL=postgres://… PORT=8090 [DATABASE_POOL_SIZE=10] [BASELINE_PREPARED=true] node bench/baseline-server.mjs
+//
+// BASELINE_PREPARED=true uses named statements instead (parsed once per connection): what preparing
+// would save.
 import { createHash } from "node:crypto"
 import { createServer } from "node:http"
 import pg from "pg"
@@ -24,17 +28,19 @@ const pool = new pg.Pool({
   application_name: "parley-baseline"
 })
 
-// Named statements: parsed once per connection, then Bind/Execute only, as Parley's driver does.
-const prepared = (name, text) => (values, client = pool) => client.query({ name, text, values })
-const findToken = prepared("token_lookup", TOKEN_LOOKUP)
-const findIntegration = prepared("integration_lookup", INTEGRATION_LOOKUP)
-const findMessage = prepared("idempotency_check", IDEMPOTENCY_CHECK)
-const upsertCustomer = prepared("customer_upsert", CUSTOMER_UPSERT)
-const insertConversation = prepared("conversation_insert", CONVERSATION_INSERT)
-const lockConversation = prepared("conversation_lock", CONVERSATION_LOCK)
-const insertMessage = prepared("message_insert", MESSAGE_INSERT)
-const firstUnread = prepared("first_unread", FIRST_UNREAD)
-const findConversation = prepared(
+const PREPARED = process.env.BASELINE_PREPARED === "true"
+
+const statement = (name, text) => (values, client = pool) =>
+  client.query(PREPARED ? { name, text, values } : { text, values })
+const findToken = statement("token_lookup", TOKEN_LOOKUP)
+const findIntegration = statement("integration_lookup", INTEGRATION_LOOKUP)
+const findMessage = statement("idempotency_check", IDEMPOTENCY_CHECK)
+const upsertCustomer = statement("customer_upsert", CUSTOMER_UPSERT)
+const insertConversation = statement("conversation_insert", CONVERSATION_INSERT)
+const lockConversation = statement("conversation_lock", CONVERSATION_LOCK)
+const insertMessage = statement("message_insert", MESSAGE_INSERT)
+const firstUnread = statement("first_unread", FIRST_UNREAD)
+const findConversation = statement(
   "conversation_by_id",
   "SELECT id, workspace_id, integration_id, external_id, customer_id, channel, status, created_at FROM conversations WHERE id = $1"
 )

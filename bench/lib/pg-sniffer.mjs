@@ -1,7 +1,7 @@
 // A TCP proxy in front of PostgreSQL that reads the frontend half of the wire protocol and records every
 // statement a client executes: simple queries ('Q') and extended-protocol executions (a Bind 'B' of a
-// statement named or unnamed by an earlier Parse 'P'), with their text parameters, and the round trips
-// (Sync 'S' or 'Q'). Used to observe exactly what Parley sends per request, whatever its code looks like,
+// statement named or unnamed by an earlier Parse 'P'), with their text parameters, the round trips
+// (Sync 'S' or 'Q') and the Parse messages (named = prepared once and reused; unnamed = parsed anew). Used to observe exactly what Parley sends per request, whatever its code looks like,
 // and to check that the baseline server sends the same. The backend half is only forwarded.
 import { connect, createServer } from "node:net"
 
@@ -47,7 +47,7 @@ export const normalize = (text) => text.replace(/\s+/g, " ").trim()
  */
 export const startSniffer = (upstream) =>
   new Promise((resolve) => {
-    const state = { log: [], roundTrips: 0, connections: 0, cancels: 0 }
+    const state = { log: [], roundTrips: 0, parses: { named: 0, unnamed: 0 }, connections: 0, cancels: 0 }
     const sockets = new Set()
     const server = createServer((client) => {
       const connection = ++state.connections
@@ -66,6 +66,7 @@ export const startSniffer = (upstream) =>
           case "P": {
             const name = cstring(payload, 0)
             statements.set(name.value, cstring(payload, name.next).value)
+            state.parses[name.value === "" ? "unnamed" : "named"]++
             break
           }
           case "B": {
@@ -128,12 +129,14 @@ export const startSniffer = (upstream) =>
         reset: () => {
           state.log = []
           state.roundTrips = 0
+          state.parses = { named: 0, unnamed: 0 }
         },
         /** What was recorded since the last reset, and a reset. */
         take: () => {
-          const taken = { log: state.log, roundTrips: state.roundTrips }
+          const taken = { log: state.log, roundTrips: state.roundTrips, parses: state.parses }
           state.log = []
           state.roundTrips = 0
+          state.parses = { named: 0, unnamed: 0 }
           return taken
         },
         stop: () =>

@@ -66,7 +66,7 @@ export default {
     for (let i = 0; i < 5; i++) await send(parley.url, tenant, syncSpec, i)
     sniffer.reset()
     for (let i = 5; i < 5 + SAMPLES; i++) await send(parley.url, tenant, syncSpec, i)
-    const { log: syncLog, roundTrips: syncRoundTrips } = sniffer.take()
+    const { log: syncLog, roundTrips: syncRoundTrips, parses: syncParses } = sniffer.take()
     const sequence = uniformSequence(syncLog, SAMPLES)
 
     // 2. A reply end to end: each message waits for its webhook (and the bookkeeping after it).
@@ -91,7 +91,8 @@ export default {
     for (let i = 0; i < 5; i++) await send(baseline.url, tenant, baselineSpec, i)
     sniffer.reset()
     for (let i = 5; i < 5 + SAMPLES; i++) await send(baseline.url, tenant, baselineSpec, i)
-    const baselineSequence = uniformSequence(sniffer.take().log, SAMPLES)
+    const baselineTaken = sniffer.take()
+    const baselineSequence = uniformSequence(baselineTaken.log, SAMPLES)
     await baseline.stop()
 
     const expected = MESSAGE_RECEIVED_SEQUENCE.map(normalize)
@@ -113,6 +114,11 @@ export default {
           requests: SAMPLES,
           statementsPerRequest: round(syncLog.length / SAMPLES, 2),
           roundTripsPerRequest: round(syncRoundTrips / SAMPLES, 2),
+          parsesPerRequest: { named: round(syncParses.named / SAMPLES, 2), unnamed: round(syncParses.unnamed / SAMPLES, 2) },
+          baselineParsesPerRequest: {
+            named: round(baselineTaken.parses.named / SAMPLES, 2),
+            unnamed: round(baselineTaken.parses.unnamed / SAMPLES, 2)
+          },
           sequence,
           parleyMatchesBaselineList: parleyVsList.length === 0,
           differencesFromBaselineList: parleyVsList,
@@ -129,9 +135,11 @@ export default {
       rows: [
         {
           work: "SQL per message-received (syncOnly), on the wire",
-          parley: `${round(syncLog.length / SAMPLES, 2)} statements, ${round(syncRoundTrips / SAMPLES, 2)} round trips`,
+          parley: `${round(syncLog.length / SAMPLES, 2)} statements, ${round(syncRoundTrips / SAMPLES, 2)} round trips, ${round(syncParses.unnamed / SAMPLES, 2)} unnamed Parse`,
           baseline: baselineVsList.length === 0 && parleyVsList.length === 0
-            ? "same statements, same order"
+            ? `same statements, same order; ${round(baselineTaken.parses.unnamed / SAMPLES, 2)} unnamed Parse${
+              baselineTaken.parses.unnamed === syncParses.unnamed ? "" : " (DIFFERENT protocol from Parley's)"
+            }`
             : `DIFFERENT: Parley ${parleyVsList.join("; ") || "="}, baseline ${baselineVsList.join("; ") || "="}`,
           ratio: null
         },
