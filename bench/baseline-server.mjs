@@ -1,0 +1,183 @@
+// The baseline: a plain node:http + pg server doing Parley's exact SQL for message-received (the
+// statements of bench/lib/statements.mjs, as Parley sends them: look-ups outside the transaction, then
+// BEGIN … COMMIT on one connection), with the same pool size and the same protocol: unnamed statements,
+// parsed anew at every execution, as Parley's driver does (observed on the wire by the `sql` scenario).
+// No framework, no schema library: what the SQL costs by itself on this machine, an upper bound for Parley.
+//
+//   DATABASE_URL=postgres://… PORT=8090 [DATABASE_POOL_SIZE=10] [BASELINE_PREPARED=true] node bench/baseline-server.mjs
+//
+// BASELINE_PREPARED=true uses named statements instead (parsed once per connection): what preparing
+// would save.
+import { createHash } from "node:crypto"
+import { createServer } from "node:http"
+import pg from "pg"
+import {
+  CONVERSATION_INSERT,
+  CONVERSATION_LOCK,
+  CUSTOMER_UPSERT,
+  FIRST_UNREAD,
+  IDEMPOTENCY_CHECK,
+  INTEGRATION_LOOKUP,
+  MESSAGE_INSERT,
+  TOKEN_LOOKUP
+} from "./lib/statements.mjs"
+
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
+  application_name: "parley-baseline"
+})
+
+const PREPARED = process.env.BASELINE_PREPARED === "true"
+
+const statement = (name, text) => (values, client = pool) =>
+  client.query(PREPARED ? { name, text, values } : { text, values })
+const findToken = statement("token_lookup", TOKEN_LOOKUP)
+const findIntegration = statement("integration_lookup", INTEGRATION_LOOKUP)
+const findMessage = statement("idempotency_check", IDEMPOTENCY_CHECK)
+const upsertCustomer = statement("customer_upsert", CUSTOMER_UPSERT)
+const insertConversation = statement("conversation_insert", CONVERSATION_INSERT)
+const lockConversation = statement("conversation_lock", CONVERSATION_LOCK)
+const insertMessage = statement("message_insert", MESSAGE_INSERT)
+const firstUnread = statement("first_unread", FIRST_UNREAD)
+const findConversation = statement(
+  "conversation_by_id",
+  "SELECT id, workspace_id, integration_id, external_id, customer_id, channel, status, created_at FROM conversations WHERE id = $1"
+)
+
+const ROUTE = /^\/v1\/webhooks\/([0-9a-f-]{36})\/message-received$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const send = (res, status, body) => {
+  const text = JSON.stringify(body)
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+  res.end(text)
+}
+
+const readBody = (req) =>
+  new Promise((resolve, reject) => {
+    const chunks = []
+    req.on("data", (chunk) => chunks.push(chunk))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const toMessage = (row) => ({
+  id: row.id,
+  externalId: row.external_id,
+  role: row.role,
+  sentAt: row.sent_at.toISOString(),
+  type: row.type,
+  text: row.text,
+  attachments: row.attachments,
+  isSuggestion: row.is_suggestion,
+  agentInfo: row.agent_info
+})
+
+const toConversation = (row, firstUnreadMessageId) => ({
+  id: row.id,
+  externalId: row.external_id,
+  status: row.status,
+  createdAt: row.created_at.toISOString(),
+  customerId: row.customer_id,
+  channel: row.channel,
+  firstUnreadMessageId
+})
+
+const invalid = (field, msg, type) => ({ status: 422, body: { detail: [{ loc: ["body", field], msg, type }] } })
+
+/** The message's fields, or the 422 of the first problem. */
+const decode = (text) => {
+  let body
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return invalid("body", "Invalid JSON", "json_invalid")
+  }
+  for (const field of ["id", "role", "customerId", "conversationId", "text"]) {
+    if (typeof body?.[field] !== "string") return invalid(field, "Field required", "missing")
+  }
+  if (!UUID.test(body.customerId)) return invalid("customerId", "Input should be a valid UUID", "uuid_parsing")
+  return { message: body }
+}
+
+const messageReceived = async (req, res, integrationId) => {
+  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1]
+  if (token === undefined) return send(res, 401, { detail: "Not authenticated" })
+  const tokens = await findToken([createHash("sha256").update(token, "utf8").digest("hex")])
+  if (tokens.rows.length === 0) return send(res, 401, { detail: "Invalid or revoked token" })
+  const workspaceId = tokens.rows[0].workspace_id
+  const integrations = await findIntegration([integrationId, workspaceId])
+  if (integrations.rows.length === 0) return send(res, 404, { detail: "Integration not found" })
+  const integration = integrations.rows[0]
+  const decoded = decode(await readBody(req))
+  if (decoded.message === undefined) return send(res, decoded.status, decoded.body)
+  const message = decoded.message
+  const channel = typeof message.requestContext?.channel === "string" && message.requestContext.channel !== ""
+    ? message.requestContext.channel
+    : integration.kind
+
+  const client = await pool.connect()
+  try {
+    await client.query("BEGIN")
+    const seen = await findMessage([integrationId, message.id], client)
+    if (seen.rows.length > 0) {
+      const conversation = (await findConversation([seen.rows[0].conversation_id], client)).rows[0]
+      const unread = await firstUnread([conversation.id], client)
+      await client.query("COMMIT")
+      return send(res, 200, {
+        message: toMessage(seen.rows[0]),
+        conversation: toConversation(conversation, unread.rows[0]?.id ?? null)
+      })
+    }
+    await upsertCustomer([message.customerId, workspaceId], client)
+    await insertConversation([workspaceId, integrationId, message.conversationId, message.customerId, channel, "open"], client)
+    const conversation = (await lockConversation([integrationId, message.conversationId], client)).rows[0]
+    const sentAt = typeof message.sentAt === "string" ? new Date(message.sentAt) : new Date()
+    const inserted = await insertMessage([
+      conversation.id,
+      integrationId,
+      message.id,
+      message.role,
+      "default",
+      message.text,
+      JSON.stringify(message.attachments ?? []),
+      sentAt.toISOString(),
+      message.syncOnly === true,
+      message.requestContext === undefined ? null : JSON.stringify(message.requestContext),
+      false,
+      null
+    ], client)
+    const unread = await firstUnread([conversation.id], client)
+    await client.query("COMMIT")
+    send(res, 200, {
+      message: toMessage(inserted.rows[0]),
+      conversation: toConversation(conversation, unread.rows[0]?.id ?? null)
+    })
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+const server = createServer((req, res) => {
+  const route = req.method === "POST" ? ROUTE.exec(req.url ?? "") : null
+  if (route !== null) {
+    messageReceived(req, res, route[1]).catch((error) => {
+      process.stderr.write(`${error.stack}\n`)
+      if (!res.headersSent) send(res, 500, { detail: "Internal error" })
+    })
+    return
+  }
+  if (req.method === "GET" && req.url === "/health/ready") return send(res, 200, { status: "ok" })
+  send(res, 404, { detail: "Not found" })
+})
+server.keepAliveTimeout = 60_000
+server.listen(Number(process.env.PORT ?? 8090), process.env.HOST ?? "127.0.0.1")
+
+process.on("SIGTERM", () => {
+  server.close()
+  pool.end().finally(() => process.exit(0))
+})
