@@ -3,8 +3,10 @@
  * (OpenAI-compatible servers), OpenAI's Responses API and Anthropic messages. Only the provider's HTTP
  * is doubled; the agent, the @effect/ai clients and the HTTP client are the real ones.
  */
+import { NodeSdk } from "@effect/opentelemetry"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -516,4 +518,72 @@ describe("Agent over an OpenAI-compatible server's minimal answers", () => {
       yield* agent.reply(request(settings))
       expect(responsesBody(onlyRequest(server)).store).toBe(false)
     }))
+})
+
+describe("Agent telemetry", () => {
+  // One exporter per test: the SDK shuts its exporter down with the layer.
+  const tracing = () => {
+    const spans = new InMemorySpanExporter()
+    const layer = NodeSdk.layer(() => ({
+      resource: { serviceName: "parley-test" },
+      spanProcessor: new SimpleSpanProcessor(spans)
+    }))
+    return { spans, layer }
+  }
+
+  const expectedFinishReasons: Record<Wire, readonly [ReadonlyArray<string>, ReadonlyArray<string>]> = {
+    "openai-chat": [["tool_calls"], ["stop"]],
+    // The Responses API model leaves finish reasons out of complete answers; the agent adds @effect/ai's.
+    "openai-responses": [["tool-calls"], ["stop"]],
+    "anthropic": [["tool_use"], ["end_turn"]]
+  }
+
+  it.scopedLive.each(wires)("each model call of %s is a span with the GenAI attributes, set once", (wire) => {
+    const { layer, spans } = tracing()
+    return Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(
+        turn(wire, { toolCalls: [{ name: "search_knowledge", args: { query: "shipping" } }], usage: { input: 120, output: 15 } }),
+        turn(wire, { text: "3–5 business days [1].", usage: { input: 260, output: 30 } })
+      )
+      yield* agent.reply(request(settings)).pipe(Effect.withSpan("Job.generate_reply"))
+      const finished = spans.getFinishedSpans()
+      const [replySpan] = finished.filter((span) => span.name === "Agent.reply")
+      const [jobSpan] = finished.filter((span) => span.name === "Job.generate_reply")
+      // The reply is the caller's child, each model call the reply's.
+      expect(replySpan!.parentSpanContext?.spanId).toBe(jobSpan!.spanContext().spanId)
+      const calls = finished.filter((span) =>
+        span.name === "LanguageModel.generateText" && span.spanContext().traceId === replySpan!.spanContext().traceId
+      )
+      expect(calls.map((span) => span.attributes)).toEqual([
+        expect.objectContaining({
+          "gen_ai.system": settings.provider,
+          "gen_ai.operation.name": "chat",
+          "gen_ai.request.model": "test-model",
+          "gen_ai.usage.input_tokens": 120,
+          "gen_ai.usage.output_tokens": 15
+        }),
+        expect.objectContaining({
+          "gen_ai.system": settings.provider,
+          "gen_ai.usage.input_tokens": 260,
+          "gen_ai.usage.output_tokens": 30
+        })
+      ])
+      expect(calls.map((span) => span.parentSpanContext?.spanId)).toEqual([replySpan!.spanContext().spanId, replySpan!.spanContext().spanId])
+      // @effect/opentelemetry exports array attributes as JSON text.
+      expect(calls.map((span) => JSON.parse(String(span.attributes["gen_ai.response.finish_reasons"])))).toEqual(
+        expectedFinishReasons[wire]
+      )
+      // The reply's span carries the totals under Parley's names, not a second set of gen_ai.usage.
+      expect(replySpan!.attributes).toMatchObject({
+        "parley.ai.provider": settings.provider,
+        "parley.ai.model": "test-model",
+        "parley.ai.turns": 2,
+        "parley.ai.action": "Answer",
+        "parley.ai.usage.input_tokens": 380,
+        "parley.ai.usage.output_tokens": 45
+      })
+      expect(Object.keys(replySpan!.attributes).filter((key) => key.startsWith("gen_ai."))).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
 })

@@ -12,7 +12,7 @@ import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Prompt from "@effect/ai/Prompt"
 import * as AiError from "@effect/ai/AiError"
 import { CurrentSpanTransformer, type SpanTransformer } from "@effect/ai/Telemetry"
-import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -87,14 +87,15 @@ const addUsage = (total: Ref.Ref<Usage>, usage: { readonly inputTokens: number |
 
 export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const context = yield* Effect.context<HttpClient.HttpClient>()
+    // Only the HTTP client is kept from construction: the caller's span and services stay the caller's.
+    const httpClient = yield* HttpClient.HttpClient
 
     /** Runs `effect` with the request's own model; never a client built for other settings. */
     const withModel = <A, E>(settings: ModelSettings, effect: Effect.Effect<A, E, LanguageModel.LanguageModel>) =>
       effect.pipe(
         Effect.provide(languageModelLayer(settings)),
         Effect.provideService(CurrentSpanTransformer, fillFinishReasons),
-        Effect.provide(context)
+        Effect.provideService(HttpClient.HttpClient, httpClient)
       )
 
     const reply = (request: AgentRequest): Effect.Effect<AgentReply, AiUnavailable> => {
