@@ -8,9 +8,9 @@
  * answered and the model is called again. When the turns run out, or the model answers with nothing,
  * the reply is honest about it: a hand-over when `escalation` is allowed, otherwise `FALLBACK_TEXT`.
  */
+import * as AiError from "@effect/ai/AiError"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as Prompt from "@effect/ai/Prompt"
-import * as AiError from "@effect/ai/AiError"
 import { CurrentSpanTransformer, type SpanTransformer } from "@effect/ai/Telemetry"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as Clock from "effect/Clock"
