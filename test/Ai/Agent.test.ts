@@ -477,6 +477,33 @@ describe("Agent time-outs and connection errors (config-driven policy)", () => {
       expect(server.requests()).toHaveLength(2)
     }))
 
+  it.scopedLive("a Retry-After longer than the budget left is not waited for", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.seconds(1) })
+      server.enqueue(rateLimited("openai-responses", 30), turn("openai-responses", { text: "never sent" }))
+      const started = Date.now()
+      const error = yield* Effect.flip(agent.reply(request(settingsFor("openai-responses", server.baseUrl))))
+      expect(error).toMatchObject({ kind: "exhausted", status: 429, attempts: 1 })
+      expect(Date.now() - started).toBeLessThan(900)
+    }))
+
+  it.scopedLive("healthy model calls do not spend the retry budget: a slow tool loop still answers", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(50) })
+      const slow = (script: Parameters<typeof turn>[1]) => ({ ...turn("anthropic", script), delayMs: 120 })
+      server.enqueue(
+        slow({ toolCalls: [{ name: "search_knowledge", args: { query: "a" } }] }),
+        slow({ toolCalls: [{ name: "search_knowledge", args: { query: "b" } }] }),
+        serverError("anthropic", 503),
+        slow({ text: "Found it [1]." })
+      )
+      const reply = yield* agent.reply(request(settingsFor("anthropic", server.baseUrl)))
+      expect(reply).toMatchObject({ text: "Found it.", turns: 3, citations: [DELIVERY] })
+      expect(server.requests()).toHaveLength(4)
+    }))
+
   it.scopedLive("connection refused: retried, then AiUnavailable with the transport error", () =>
     Effect.gen(function*() {
       const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(300) })
