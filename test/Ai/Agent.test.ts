@@ -412,6 +412,18 @@ describe.each(wires)("Agent over %s", (wire) => {
       expect(elapsed).toBeLessThan(2_000)
     }))
 
+  it.scopedLive("when a later turn gives up, the error carries the tokens the earlier turns used", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(100) })
+      server.enqueue(
+        turn(wire, { toolCalls: [{ name: "search_knowledge", args: { query: "a" } }], usage: { input: 90, output: 11 } }),
+        ...Array.from({ length: 20 }, () => serverError(wire, 502))
+      )
+      const error = yield* Effect.flip(agent.reply(request(settingsFor(wire, server.baseUrl))))
+      expect(error).toMatchObject({ kind: "exhausted", status: 502, usage: { inputTokens: 90, outputTokens: 11 } })
+    }))
+
   it.scopedLive("a rejected key fails at once, without retries", () =>
     Effect.gen(function*() {
       const { agent, server, settings } = yield* setup(wire)

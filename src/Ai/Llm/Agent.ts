@@ -30,7 +30,7 @@ import type {
 import type { AiUnavailable } from "./Errors.js"
 import * as Prompts from "./Prompt.js"
 import { languageModelLayer } from "./Providers.js"
-import { defaultRetryPolicy, makeBudget, type RetryBudget, type RetryPolicy, withRetries } from "./Retry.js"
+import { defaultRetryPolicy, makeBudget, type RetryBudget, type RetryPolicy, withRetries, withUsage } from "./Retry.js"
 
 export interface AgentService {
   /** One reply to the customer's unanswered messages: an answer, a hand-over or a close. */
@@ -84,6 +84,10 @@ const addUsage = (total: Ref.Ref<Usage>, usage: { readonly inputTokens: number |
     inputTokens: sum.inputTokens + (usage.inputTokens ?? 0),
     outputTokens: sum.outputTokens + (usage.outputTokens ?? 0)
   }))
+
+/** A failed call still reports the tokens its earlier model calls used. */
+const reportingUsage = (usage: Ref.Ref<Usage>) => <A>(effect: Effect.Effect<A, AiUnavailable>) =>
+  Effect.catchAll(effect, (error) => Effect.flatMap(Ref.get(usage), (used) => Effect.fail(withUsage(error, used))))
 
 export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -175,7 +179,7 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
                 Effect.tap((response) => addUsage(usage, response.usage))
               ),
               { settings, policy, budget }
-            )
+            ).pipe(reportingUsage(usage))
             turns += 1
             const recorded = yield* Ref.get(actions)
             const turnText = response.text.trim()
@@ -245,7 +249,7 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
                 }))
             ),
             { settings: request.settings, policy, budget }
-          )
+          ).pipe(reportingUsage(usage))
           return {
             text,
             usage: yield* Ref.get(usage),

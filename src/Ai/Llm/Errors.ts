@@ -4,7 +4,7 @@
  */
 import * as AiError from "@effect/ai/AiError"
 import * as Schema from "effect/Schema"
-import { Provider } from "./Contract.js"
+import { Provider, Usage } from "./Contract.js"
 
 /**
  * The model could not be reached or would not answer: after the retry budget was spent on
@@ -21,7 +21,9 @@ export class AiUnavailable extends Schema.TaggedError<AiUnavailable>()("AiUnavai
   /** The last failure's HTTP status, when it had one. */
   status: Schema.optionalWith(Schema.Number, { exact: true }),
   /** Attempts of the model call that failed last (the first included). */
-  attempts: Schema.Int
+  attempts: Schema.Int,
+  /** Tokens the earlier, successful turns of the same reply used (billed all the same). */
+  usage: Usage
 }) {
   override get message(): string {
     return `${this.provider} model ${this.model} unavailable (${this.kind} after ${this.attempts} attempt(s)): ${this.reason}`

@@ -15,7 +15,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleInterval from "effect/ScheduleInterval"
-import type { ModelSettings } from "./Contract.js"
+import type { ModelSettings, Usage } from "./Contract.js"
 import { AiUnavailable, type AttemptFailure, AttemptTimedOut, classify } from "./Errors.js"
 
 export interface RetryPolicy {
@@ -64,6 +64,18 @@ export const retrySchedule = (policy: RetryPolicy, budget: RetryBudget): Schedul
       return [retries + 1, retries + 1, ScheduleDecision.continueWith(ScheduleInterval.after(now + delay))] as const
     }))
 
+/** The error with the tokens the whole agent call used before it gave up. */
+export const withUsage = (error: AiUnavailable, usage: Usage): AiUnavailable =>
+  new AiUnavailable({
+    provider: error.provider,
+    model: error.model,
+    kind: error.kind,
+    reason: error.reason,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    attempts: error.attempts,
+    usage
+  })
+
 /**
  * Runs one model call with the time-out and the retry schedule; gives up with `AiUnavailable`.
  * `attempt` must be safe to repeat (it is one model request and the tool calls it answered with).
@@ -96,7 +108,8 @@ export const withRetries = <A>(
               kind: failure.transient ? "exhausted" : "rejected",
               reason: failure.reason,
               ...(failure.status === undefined ? {} : { status: failure.status }),
-              attempts: count
+              attempts: count,
+              usage: { inputTokens: 0, outputTokens: 0 }
             })
           ))
       )
