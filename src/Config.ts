@@ -3,7 +3,12 @@
  * looks at the environment. The README's configuration table mirrors this file.
  */
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type { ModelSettings } from "./Ai/Llm/Contract.js"
 
 export const Mode = Config.literal("development", "production")("PARLEY_MODE").pipe(
   Config.withDefault("development" as const)
@@ -88,3 +93,61 @@ export type DeliveryConfig = Config.Config.Success<typeof DeliveryConfig>
 
 /** Port of the Prometheus `/metrics` endpoint (a server of its own, apart from `PORT`); unset: none. */
 export const MetricsPort = Config.option(Config.port("METRICS_PORT"))
+
+// ---------------------------------------------------------------------------------------------------
+// AI providers (src/Ai/Llm). The global default model; per-workspace settings override it.
+// ---------------------------------------------------------------------------------------------------
+
+/** `embedded` = the offline knowledge-base responder; `openai` / `anthropic` = an LLM through @effect/ai. */
+export const AiProvider = Config.literal("embedded", "openai", "anthropic")("AI_PROVIDER").pipe(
+  Config.withDefault("embedded" as const)
+)
+export const AiModel = Config.option(Config.nonEmptyString("AI_MODEL"))
+export const OpenAiApiKey = Config.option(Config.redacted("OPENAI_API_KEY"))
+export const AnthropicApiKey = Config.option(Config.redacted("ANTHROPIC_API_KEY"))
+/** SDK-style base URLs ending in `/v1`: `http://localhost:11434/v1` for Ollama. */
+export const OpenAiBaseUrl = Config.option(Config.nonEmptyString("OPENAI_BASE_URL"))
+export const AnthropicBaseUrl = Config.option(Config.nonEmptyString("ANTHROPIC_BASE_URL"))
+/** `chat` (OpenAI-compatible servers) or `responses` (OpenAI). Default: `chat` with a base URL, else `responses`. */
+export const OpenAiApiKind = Config.option(Config.literal("chat", "responses")("OPENAI_API"))
+/** One attempt of one model call. */
+export const AiTimeout = Config.duration("AI_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60)))
+/** Time one reply may lose to failed model calls and to waiting between retries before it gives up. */
+export const AiRetryBudget = Config.duration("AI_RETRY_BUDGET").pipe(Config.withDefault(Duration.minutes(2)))
+/** Retries of one model call at most (within the budget). */
+export const AiMaxRetries = Config.integer("AI_MAX_RETRIES").pipe(Config.withDefault(5))
+/** Model calls of one reply at most (the agent's tool loop). */
+export const AiMaxTurns = Config.integer("AI_MAX_TURNS").pipe(Config.withDefault(6))
+
+/**
+ * The global default model: none with `AI_PROVIDER=embedded`. `AI_MODEL` is required otherwise, and
+ * the provider's key unless a base URL points at a server that takes none (a local Ollama).
+ */
+export const globalModelSettings: Config.Config<Option.Option<ModelSettings>> = Config.all({
+  provider: AiProvider,
+  model: AiModel,
+  openAiKey: OpenAiApiKey,
+  anthropicKey: AnthropicApiKey,
+  openAiBaseUrl: OpenAiBaseUrl,
+  anthropicBaseUrl: AnthropicBaseUrl,
+  openAiApi: OpenAiApiKind
+}).pipe(
+  Config.mapOrFail((c): Either.Either<Option.Option<ModelSettings>, ConfigError.ConfigError> => {
+    if (c.provider === "embedded") return Either.right(Option.none())
+    const missing = (name: string) =>
+      Either.left(ConfigError.MissingData([name], `${name} is required with AI_PROVIDER=${c.provider}`))
+    if (Option.isNone(c.model)) return missing("AI_MODEL")
+    const baseUrl = c.provider === "openai" ? c.openAiBaseUrl : c.anthropicBaseUrl
+    const key = c.provider === "openai" ? c.openAiKey : c.anthropicKey
+    if (Option.isNone(key) && Option.isNone(baseUrl)) {
+      return missing(c.provider === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY")
+    }
+    return Either.right(Option.some({
+      provider: c.provider,
+      model: c.model.value,
+      apiKey: Option.getOrElse(key, () => Redacted.make("")),
+      baseUrl: Option.getOrUndefined(baseUrl),
+      openAiApi: Option.getOrElse(c.openAiApi, () => Option.isSome(c.openAiBaseUrl) ? "chat" as const : "responses" as const)
+    }))
+  })
+)

@@ -1,0 +1,286 @@
+/**
+ * The support agent: a bounded tool loop over an `@effect/ai` `LanguageModel` (built per call from the
+ * request's `ModelSettings`), plus the plain model calls for a conversation's title and summary.
+ *
+ * The loop: at most `maxTurns` model calls. A turn that calls `escalate_to_human` or
+ * `close_conversation` ends the reply with that action (a hand-over wins over a close). A turn without
+ * tool calls ends it with its text as the answer. Other tool calls (search, past conversations) are
+ * answered and the model is called again. When the turns run out, or the model answers with nothing,
+ * the reply is honest about it: a hand-over when `escalation` is allowed, otherwise `FALLBACK_TEXT`.
+ */
+import * as AiError from "@effect/ai/AiError"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as Prompt from "@effect/ai/Prompt"
+import { CurrentSpanTransformer, type SpanTransformer } from "@effect/ai/Telemetry"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as AppConfig from "../../Config.js"
+import type {
+  AgentAction,
+  AgentReply,
+  AgentRequest,
+  ConversationRequest,
+  GeneratedText,
+  ModelSettings,
+  Passage,
+  Usage
+} from "./Contract.js"
+import type { AiUnavailable } from "./Errors.js"
+import * as Prompts from "./Prompt.js"
+import { languageModelLayer } from "./Providers.js"
+import { defaultRetryPolicy, makeBudget, type RetryBudget, type RetryPolicy, withRetries, withUsage } from "./Retry.js"
+
+export interface AgentService {
+  /** One reply to the customer's unanswered messages: an answer, a hand-over or a close. */
+  readonly reply: (request: AgentRequest) => Effect.Effect<AgentReply, AiUnavailable>
+  /** A short title for the conversation (`conversationTitle`). */
+  readonly title: (request: ConversationRequest) => Effect.Effect<GeneratedText, AiUnavailable>
+  /** A summary for the human agent who takes the conversation over (`conversationSummary`). */
+  readonly summary: (request: ConversationRequest) => Effect.Effect<GeneratedText, AiUnavailable>
+}
+
+/** Passages a search returns to the model at most. */
+export const MAX_SEARCH_RESULTS = 5
+
+/** Numbers every passage the model sees once, given or searched, so that `[n]` means one passage. */
+const makeRegistry = () => {
+  const byKey = new Map<string, Prompts.PassageForModel>()
+  const passages = new Map<number, Passage>()
+  return {
+    add: (passage: Passage): Prompts.PassageForModel => {
+      const key = `${passage.articleId}\u0000${passage.heading ?? ""}\u0000${passage.text}`
+      const known = byKey.get(key)
+      if (known !== undefined) return known
+      const numbered = Prompts.toModelPassage(byKey.size + 1, passage)
+      byKey.set(key, numbered)
+      passages.set(numbered.ref, passage)
+      return numbered
+    },
+    all: (): ReadonlyArray<Prompts.PassageForModel> => [...byKey.values()],
+    byRef: (ref: number): Passage | undefined => passages.get(ref)
+  }
+}
+
+type RecordedAction =
+  | { readonly _tag: "Escalate"; readonly reason: string; readonly summary: string; readonly message: string }
+  | { readonly _tag: "Close"; readonly summary: string; readonly message: string }
+
+/**
+ * `gen_ai.response.finish_reasons` on the model call's span, where the provider module left it out
+ * (the Responses API model sets it only for incomplete answers). Every other GenAI attribute
+ * (`gen_ai.system`, `gen_ai.request.model`, `gen_ai.operation.name`, `gen_ai.usage.*`) is set by the
+ * provider modules and not repeated.
+ */
+const fillFinishReasons: SpanTransformer = ({ response, span }) => {
+  if (span.attributes.has("gen_ai.response.finish_reasons")) return
+  const finish = response.find((part) => part.type === "finish")
+  if (finish !== undefined) span.attribute("gen_ai.response.finish_reasons", [finish.reason])
+}
+
+const addUsage = (total: Ref.Ref<Usage>, usage: { readonly inputTokens: number | undefined; readonly outputTokens: number | undefined }) =>
+  Ref.update(total, (sum) => ({
+    inputTokens: sum.inputTokens + (usage.inputTokens ?? 0),
+    outputTokens: sum.outputTokens + (usage.outputTokens ?? 0)
+  }))
+
+/** A failed call still reports the tokens its earlier model calls used. */
+const reportingUsage = (usage: Ref.Ref<Usage>) => <A>(effect: Effect.Effect<A, AiUnavailable>) =>
+  Effect.catchAll(effect, (error) => Effect.flatMap(Ref.get(usage), (used) => Effect.fail(withUsage(error, used))))
+
+export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    // Only the HTTP client is kept from construction: the caller's span and services stay the caller's.
+    const httpClient = yield* HttpClient.HttpClient
+
+    /** Runs `effect` with the request's own model; never a client built for other settings. */
+    const withModel = <A, E>(settings: ModelSettings, effect: Effect.Effect<A, E, LanguageModel.LanguageModel>) =>
+      effect.pipe(
+        Effect.provide(languageModelLayer(settings)),
+        Effect.provideService(CurrentSpanTransformer, fillFinishReasons),
+        Effect.provideService(HttpClient.HttpClient, httpClient)
+      )
+
+    const reply = (request: AgentRequest): Effect.Effect<AgentReply, AiUnavailable> => {
+      const { features, settings } = request
+      return withModel(
+        settings,
+        Effect.gen(function*() {
+          const started = yield* Clock.currentTimeMillis
+          const model = yield* LanguageModel.LanguageModel
+          const budget = yield* makeBudget(policy)
+          const usage = yield* Ref.make<Usage>({ inputTokens: 0, outputTokens: 0 })
+          const registry = makeRegistry()
+          const retrieved = features.preemptiveRetrieval ? request.retrieved.map(registry.add) : []
+          const actions = yield* Ref.make<ReadonlyArray<RecordedAction>>([])
+          const record = (action: RecordedAction) =>
+            Ref.update(actions, (recorded) => [...recorded, action]).pipe(Effect.as({ status: "done" } as const))
+          const unavailable = Effect.succeed({ status: "unavailable" } as const)
+
+          const handlers = Prompts.SupportToolkit.of({
+            search_knowledge: ({ query }) =>
+              request.tools.searchKnowledge(query).pipe(
+                Effect.map((found) => ({ passages: found.slice(0, MAX_SEARCH_RESULTS).map(registry.add) }))
+              ),
+            // The tools below are only offered with their flag; a model that calls one anyway is told no.
+            escalate_to_human: ({ message, reason, summary }) =>
+              features.escalation ? record({ _tag: "Escalate", reason, summary, message }) : unavailable,
+            close_conversation: ({ message, summary }) =>
+              features.closeTicket ? record({ _tag: "Close", summary, message }) : unavailable,
+            get_past_conversations: () =>
+              features.getPastConversationsTool
+                ? request.tools.pastConversations().pipe(Effect.map((conversations) => ({ conversations })))
+                : Effect.succeed({ conversations: [] })
+          })
+          const toolkit = yield* Effect.provide(Prompts.SupportToolkit, yield* Prompts.SupportToolkit.toContext(handlers))
+          const offered = Prompts.offeredTools(features)
+
+          const finish = (text: string, action: AgentAction, turns: number) =>
+            Effect.gen(function*() {
+              const { refs, text: customerText } = Prompts.readCitations(text, registry.all())
+              const reply: AgentReply = {
+                text: customerText,
+                action,
+                citations: refs.flatMap((ref) => {
+                  const passage = registry.byRef(ref)
+                  return passage === undefined ? [] : [passage]
+                }),
+                usage: yield* Ref.get(usage),
+                provider: settings.provider,
+                model: settings.model,
+                turns,
+                latencyMs: (yield* Clock.currentTimeMillis) - started
+              }
+              yield* Effect.annotateCurrentSpan({
+                "parley.ai.turns": turns,
+                "parley.ai.action": action._tag,
+                "parley.ai.citations": reply.citations.length,
+                "parley.ai.usage.input_tokens": reply.usage.inputTokens,
+                "parley.ai.usage.output_tokens": reply.usage.outputTokens
+              })
+              return reply
+            })
+
+          const maxTurns = Math.max(1, Math.floor(request.maxTurns))
+          let prompt = Prompts.replyPrompt({
+            features,
+            tone: request.tone,
+            history: request.history,
+            unanswered: request.unanswered,
+            retrieved
+          })
+          let turns = 0
+          let ending = Prompts.TURN_LIMIT_REASON
+          while (turns < maxTurns) {
+            const response = yield* withRetries(
+              Ref.set(actions, []).pipe(
+                Effect.zipRight(model.generateText({ prompt, toolkit, toolChoice: { mode: "auto", oneOf: offered } })),
+                Effect.tap((response) => addUsage(usage, response.usage))
+              ),
+              { settings, policy, budget }
+            ).pipe(reportingUsage(usage))
+            turns += 1
+            const recorded = yield* Ref.get(actions)
+            const turnText = response.text.trim()
+            const escalation = recorded.find((action) => action._tag === "Escalate")
+            if (escalation !== undefined) {
+              return yield* finish(
+                escalation.message.trim() || turnText || Prompts.HANDOVER_TEXT,
+                { _tag: "Escalate", reason: escalation.reason, summary: escalation.summary },
+                turns
+              )
+            }
+            const close = recorded.find((action) => action._tag === "Close")
+            if (close !== undefined) {
+              return yield* finish(close.message.trim() || turnText || Prompts.CLOSING_TEXT, {
+                _tag: "Close",
+                summary: close.summary
+              }, turns)
+            }
+            if (response.toolCalls.length === 0) {
+              if (turnText !== "") return yield* finish(turnText, { _tag: "Answer" }, turns)
+              ending = Prompts.NO_ANSWER_REASON
+              break
+            }
+            prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
+          }
+          yield* Effect.logWarning("The agent ended without an answer").pipe(
+            Effect.annotateLogs({ "parley.ai.turns": turns, reason: ending })
+          )
+          return yield* features.escalation
+            ? finish(Prompts.HANDOVER_TEXT, {
+              _tag: "Escalate",
+              reason: ending,
+              summary: Prompts.fallbackSummary(request.unanswered)
+            }, turns)
+            : finish(Prompts.FALLBACK_TEXT, { _tag: "Answer" }, turns)
+        })
+      ).pipe(
+        Effect.withSpan("Agent.reply", {
+          attributes: { "parley.ai.provider": settings.provider, "parley.ai.model": settings.model }
+        })
+      )
+    }
+
+    /** One model call without tools; an empty answer counts as unreadable and is asked again. */
+    const generate = (
+      name: "title" | "summary",
+      request: ConversationRequest,
+      prompt: Prompt.Prompt,
+      clean: (text: string) => string
+    ): Effect.Effect<GeneratedText, AiUnavailable> =>
+      withModel(
+        request.settings,
+        Effect.gen(function*() {
+          const started = yield* Clock.currentTimeMillis
+          const model = yield* LanguageModel.LanguageModel
+          const budget: RetryBudget = yield* makeBudget(policy)
+          const usage = yield* Ref.make<Usage>({ inputTokens: 0, outputTokens: 0 })
+          const text = yield* withRetries(
+            model.generateText({ prompt }).pipe(
+              Effect.tap((response) => addUsage(usage, response.usage)),
+              Effect.map((response) => clean(response.text)),
+              Effect.filterOrFail((text) => text !== "", () =>
+                new AiError.MalformedOutput({
+                  module: "Agent",
+                  method: name,
+                  description: "The model answered with an empty text"
+                }))
+            ),
+            { settings: request.settings, policy, budget }
+          ).pipe(reportingUsage(usage))
+          return {
+            text,
+            usage: yield* Ref.get(usage),
+            provider: request.settings.provider,
+            model: request.settings.model,
+            latencyMs: (yield* Clock.currentTimeMillis) - started
+          } satisfies GeneratedText
+        })
+      ).pipe(
+        Effect.withSpan(`Agent.${name}`, {
+          attributes: { "parley.ai.provider": request.settings.provider, "parley.ai.model": request.settings.model }
+        })
+      )
+
+    return {
+      reply,
+      title: (request) => generate("title", request, Prompts.titlePrompt(request.history), Prompts.cleanTitle),
+      summary: (request) => generate("summary", request, Prompts.summaryPrompt(request.history), (text) => text.trim())
+    } satisfies AgentService
+  })
+
+/** The retry policy from `AI_TIMEOUT`, `AI_RETRY_BUDGET` and `AI_MAX_RETRIES`. */
+export const RetryPolicyConfig = Effect.gen(function*() {
+  return {
+    ...defaultRetryPolicy,
+    timeout: yield* AppConfig.AiTimeout,
+    retryBudget: yield* AppConfig.AiRetryBudget,
+    maxRetries: yield* AppConfig.AiMaxRetries
+  } satisfies RetryPolicy
+})
+
+export class Agent extends Effect.Service<Agent>()("Parley/Ai/Agent", {
+  effect: Effect.flatMap(RetryPolicyConfig, makeAgent)
+}) {}

@@ -1,0 +1,117 @@
+/**
+ * Time-outs and retries of model calls. Each attempt has `timeout`; transient failures are retried
+ * with exponential backoff and jitter, never sooner than the provider's `Retry-After`, at most
+ * `maxRetries` times per call, and only while the reply's retry budget lasts: the time it may lose to
+ * failed attempts and to waiting between them, summed over all of its model calls. Healthy calls do
+ * not spend the budget, so a long tool loop is not cut short; a dead provider costs a reply at most
+ * about `retryBudget + timeout`.
+ */
+import type * as AiError from "@effect/ai/AiError"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as Ref from "effect/Ref"
+import * as Schedule from "effect/Schedule"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as ScheduleInterval from "effect/ScheduleInterval"
+import type { ModelSettings, Usage } from "./Contract.js"
+import { AiUnavailable, type AttemptFailure, AttemptTimedOut, classify } from "./Errors.js"
+
+export interface RetryPolicy {
+  /** One attempt of one model call (`AI_TIMEOUT`). */
+  readonly timeout: Duration.Duration
+  /** Time a reply may lose to failed attempts and waits before it gives up (`AI_RETRY_BUDGET`). */
+  readonly retryBudget: Duration.Duration
+  /** Retries of one model call (`AI_MAX_RETRIES`). */
+  readonly maxRetries: number
+  /** First backoff delay; doubled per retry, ±20 % jitter, capped at `maxDelay`. */
+  readonly baseDelay: Duration.Duration
+  readonly maxDelay: Duration.Duration
+}
+
+export const defaultRetryPolicy: RetryPolicy = {
+  timeout: Duration.seconds(60),
+  retryBudget: Duration.minutes(2),
+  maxRetries: 5,
+  baseDelay: Duration.millis(500),
+  maxDelay: Duration.seconds(10)
+}
+
+/** The budget one reply (or one title / summary) shares across its model calls, in milliseconds. */
+export type RetryBudget = Ref.Ref<number>
+
+export const makeBudget = (policy: RetryPolicy): Effect.Effect<RetryBudget> =>
+  Ref.make(Duration.toMillis(policy.retryBudget))
+
+/**
+ * Decides, per failed attempt, whether and when to try again. Its input is the classified failure; it
+ * spends the failed attempt's time and the wait from `budget`.
+ */
+export const retrySchedule = (policy: RetryPolicy, budget: RetryBudget): Schedule.Schedule<number, AttemptFailure> =>
+  Schedule.makeWithState(0, (now: number, failure: AttemptFailure, retries: number) =>
+    Effect.gen(function*() {
+      const stop = [retries, retries, ScheduleDecision.done] as const
+      const remaining = (yield* Ref.updateAndGet(budget, (left) => left - failure.elapsedMs))
+      if (!failure.transient || retries >= policy.maxRetries) return stop
+      const backoff = Math.min(
+        Duration.toMillis(policy.baseDelay) * 2 ** retries,
+        Duration.toMillis(policy.maxDelay)
+      ) * (yield* Random.nextRange(0.8, 1.2))
+      const delay = Math.ceil(Math.max(backoff, failure.retryAfterMs ?? 0))
+      if (delay > remaining) return stop
+      yield* Ref.set(budget, remaining - delay)
+      return [retries + 1, retries + 1, ScheduleDecision.continueWith(ScheduleInterval.after(now + delay))] as const
+    }))
+
+/** The error with the tokens the whole agent call used before it gave up. */
+export const withUsage = (error: AiUnavailable, usage: Usage): AiUnavailable =>
+  new AiUnavailable({
+    provider: error.provider,
+    model: error.model,
+    kind: error.kind,
+    reason: error.reason,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    attempts: error.attempts,
+    usage
+  })
+
+/**
+ * Runs one model call with the time-out and the retry schedule; gives up with `AiUnavailable`.
+ * `attempt` must be safe to repeat (it is one model request and the tool calls it answered with).
+ */
+export const withRetries = <A>(
+  attempt: Effect.Effect<A, AiError.AiError>,
+  options: { readonly settings: ModelSettings; readonly policy: RetryPolicy; readonly budget: RetryBudget }
+): Effect.Effect<A, AiUnavailable> =>
+  Effect.gen(function*() {
+    const attempts = yield* Ref.make(0)
+    const timeoutMs = Duration.toMillis(options.policy.timeout)
+    const once = Effect.gen(function*() {
+      yield* Ref.update(attempts, (n) => n + 1)
+      const started = yield* Clock.currentTimeMillis
+      return yield* attempt.pipe(
+        Effect.timeoutFail({ duration: options.policy.timeout, onTimeout: () => new AttemptTimedOut({ afterMs: timeoutMs }) }),
+        Effect.catchAll((error) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(error, now - started, now)))
+        )
+      )
+    })
+    return yield* once.pipe(
+      Effect.retry(retrySchedule(options.policy, options.budget)),
+      Effect.catchAll((failure) =>
+        Effect.flatMap(Ref.get(attempts), (count) =>
+          Effect.fail(
+            new AiUnavailable({
+              provider: options.settings.provider,
+              model: options.settings.model,
+              kind: failure.transient ? "exhausted" : "rejected",
+              reason: failure.reason,
+              ...(failure.status === undefined ? {} : { status: failure.status }),
+              attempts: count,
+              usage: { inputTokens: 0, outputTokens: 0 }
+            })
+          ))
+      )
+    )
+  })

@@ -1,0 +1,628 @@
+/**
+ * The agent against local servers speaking each provider's wire format: OpenAI chat completions
+ * (OpenAI-compatible servers), OpenAI's Responses API and Anthropic messages. Only the provider's HTTP
+ * is doubled; the agent, the @effect/ai clients and the HTTP client are the real ones.
+ */
+import { NodeSdk } from "@effect/opentelemetry"
+import { NodeHttpClient } from "@effect/platform-node"
+import { describe, expect, it } from "@effect/vitest"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { Agent, makeAgent } from "../../src/Ai/Llm/Agent.js"
+import type { AgentFeatures, AgentRequest, ModelSettings, Passage, PastConversation } from "../../src/Ai/Llm/Contract.js"
+import { AiUnavailable } from "../../src/Ai/Llm/Errors.js"
+import * as Prompts from "../../src/Ai/Llm/Prompt.js"
+import type { RetryPolicy } from "../../src/Ai/Llm/Retry.js"
+import {
+  chatBody,
+  conversationOf,
+  credentialOf,
+  expectedCredential,
+  expectedPath,
+  hang,
+  type LlmServer,
+  makeLlmServer,
+  ollamaChatCompletion,
+  rateLimited,
+  refusedBaseUrl,
+  reset,
+  responsesBody,
+  serverError,
+  settingsFor,
+  systemPromptOf,
+  toolNamesOf,
+  toolResultsOf,
+  turn,
+  unauthorized,
+  type Wire,
+  wires
+} from "../support/LlmServers.js"
+
+const DELIVERY: Passage = {
+  articleId: "article-shipping",
+  title: "Shipping and delivery",
+  url: "https://help.example.com/shipping",
+  heading: "Delivery times",
+  text: "Orders leave our warehouse within 1–2 business days. Standard delivery takes 3–5 business days."
+}
+
+const REFUNDS: Passage = {
+  articleId: "article-returns",
+  title: "Returns and refunds",
+  url: "https://help.example.com/returns",
+  heading: "Refunds",
+  text: "Refunds go back to your original payment method within 5 business days after the item arrives."
+}
+
+const PAST: PastConversation = {
+  id: "c-earlier",
+  createdAt: "2026-10-01T09:00:00Z",
+  status: "closed",
+  title: "Order 1234 arrived damaged",
+  messages: [{ role: "human", text: "My order 1234 arrived damaged." }, { role: "ai", text: "Sorry! A replacement is on its way." }]
+}
+
+const NO_FEATURES: AgentFeatures = {
+  escalation: false,
+  closeTicket: false,
+  getPastConversationsTool: false,
+  preemptiveRetrieval: false,
+  tone: false
+}
+const ALL_FEATURES: AgentFeatures = {
+  escalation: true,
+  closeTicket: true,
+  getPastConversationsTool: true,
+  preemptiveRetrieval: true,
+  tone: true
+}
+
+/** Fast in tests: short delays, a small budget. */
+const POLICY: RetryPolicy = {
+  timeout: Duration.seconds(5),
+  retryBudget: Duration.seconds(5),
+  maxRetries: 5,
+  baseDelay: Duration.millis(20),
+  maxDelay: Duration.millis(200)
+}
+
+/** The agent over the real HTTP client, which lives as long as the test's scope. */
+const agentWith = (policy: RetryPolicy = POLICY) =>
+  Effect.flatMap(Layer.build(NodeHttpClient.layerUndici), (context) => makeAgent(policy).pipe(Effect.provide(context)))
+
+interface Searches {
+  readonly queries: Array<string>
+}
+
+const request = (
+  settings: ModelSettings,
+  overrides: Partial<AgentRequest> = {},
+  searches: Searches = { queries: [] }
+): AgentRequest => ({
+  settings,
+  features: NO_FEATURES,
+  tone: null,
+  history: [],
+  unanswered: [{ text: "How long does shipping take?" }],
+  retrieved: [],
+  tools: {
+    searchKnowledge: (query) =>
+      Effect.sync(() => {
+        searches.queries.push(query)
+        return [DELIVERY]
+      }),
+    pastConversations: () => Effect.succeed([PAST])
+  },
+  maxTurns: 4,
+  ...overrides
+})
+
+const setup = (wire: Wire) =>
+  Effect.gen(function*() {
+    const server = yield* makeLlmServer
+    const agent = yield* agentWith()
+    return { server, agent, settings: settingsFor(wire, server.baseUrl) }
+  })
+
+const onlyRequest = (server: LlmServer) => {
+  const requests = server.requests()
+  expect(requests).toHaveLength(1)
+  return requests[0]!
+}
+
+describe.each(wires)("Agent over %s", (wire) => {
+  it.scopedLive("answers grounded in a passage it searched for, citing it; usage summed over turns", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(
+        turn(wire, {
+          toolCalls: [{ name: "search_knowledge", args: { query: "shipping time" } }],
+          usage: { input: 120, output: 15 }
+        }),
+        turn(wire, { text: "Standard delivery takes 3–5 business days [1].", usage: { input: 260, output: 30 } })
+      )
+      const searches: Searches = { queries: [] }
+      const reply = yield* agent.reply(request(settings, {}, searches))
+
+      expect(reply).toMatchObject({
+        text: "Standard delivery takes 3–5 business days.",
+        action: { _tag: "Answer" },
+        citations: [DELIVERY],
+        usage: { inputTokens: 380, outputTokens: 45 },
+        provider: settings.provider,
+        model: "test-model",
+        turns: 2
+      })
+      expect(reply.latencyMs).toBeGreaterThanOrEqual(0)
+      expect(searches.queries).toEqual(["shipping time"])
+      const [first, second] = server.requests()
+      expect(first!.path).toBe(expectedPath(wire))
+      expect(toolResultsOf(wire, first!)).toEqual([])
+      // The passage went back to the model as the tool's result, with its ref to cite.
+      const [result] = toolResultsOf(wire, second!)
+      expect(JSON.parse(result!)).toEqual({
+        passages: [{ ref: 1, title: DELIVERY.title, url: DELIVERY.url, heading: DELIVERY.heading, text: DELIVERY.text }]
+      })
+    }))
+
+  it.scopedLive("hands over with escalate_to_human: reason and summary for the agent, the model's message for the customer", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(turn(wire, {
+        toolCalls: [{
+          name: "escalate_to_human",
+          args: {
+            reason: "The customer wants a refund for a damaged item.",
+            summary: "Order 1234 arrived damaged; the customer asks for a refund.",
+            message: "I'm passing you to a colleague who can arrange the refund."
+          }
+        }]
+      }))
+      const reply = yield* agent.reply(request(settings, {
+        features: { ...NO_FEATURES, escalation: true },
+        unanswered: [{ text: "My order arrived broken, I want my money back!" }]
+      }))
+      expect(reply).toMatchObject({
+        text: "I'm passing you to a colleague who can arrange the refund.",
+        action: {
+          _tag: "Escalate",
+          reason: "The customer wants a refund for a damaged item.",
+          summary: "Order 1234 arrived damaged; the customer asks for a refund."
+        },
+        citations: [],
+        turns: 1
+      })
+      // The hand-over ends the loop: no second model call.
+      expect(toolNamesOf(wire, onlyRequest(server))).toEqual(["escalate_to_human", "search_knowledge"])
+    }))
+
+  it.scopedLive("a tool that is not offered is refused even when the model calls it", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(
+        turn(wire, { toolCalls: [{ name: "escalate_to_human", args: { reason: "r", summary: "s", message: "m" } }] }),
+        turn(wire, { text: "Let me help you here: could you tell me your order number?" })
+      )
+      const reply = yield* agent.reply(request(settings, { features: NO_FEATURES }))
+      expect(reply.action).toEqual({ _tag: "Answer" })
+      expect(reply.text).toBe("Let me help you here: could you tell me your order number?")
+      expect(toolResultsOf(wire, server.requests()[1]!).map((r) => JSON.parse(r))).toEqual([{ status: "unavailable" }])
+    }))
+
+  it.scopedLive("closes a resolved conversation with close_conversation", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(turn(wire, {
+        toolCalls: [{
+          name: "close_conversation",
+          args: { summary: "Shipping times explained; the customer is satisfied.", message: "You're welcome, have a nice day!" }
+        }]
+      }))
+      const reply = yield* agent.reply(request(settings, {
+        features: { ...NO_FEATURES, closeTicket: true },
+        history: [
+          { role: "human", text: "How long does shipping take?", sentAt: "2026-11-20T10:00:00Z" },
+          { role: "ai", text: "Standard delivery takes 3–5 business days.", sentAt: "2026-11-20T10:00:03Z" }
+        ],
+        unanswered: [{ text: "Great, thanks, that's all!" }]
+      }))
+      expect(reply).toMatchObject({
+        text: "You're welcome, have a nice day!",
+        action: { _tag: "Close", summary: "Shipping times explained; the customer is satisfied." },
+        turns: 1
+      })
+      expect(toolNamesOf(wire, onlyRequest(server))).toEqual(["close_conversation", "search_knowledge"])
+    }))
+
+  it.scopedLive("offers exactly the tools the feature flags allow", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      const cases: ReadonlyArray<readonly [AgentFeatures, ReadonlyArray<string>]> = [
+        [NO_FEATURES, ["search_knowledge"]],
+        [{ ...NO_FEATURES, escalation: true }, ["escalate_to_human", "search_knowledge"]],
+        [{ ...NO_FEATURES, closeTicket: true }, ["close_conversation", "search_knowledge"]],
+        [{ ...NO_FEATURES, getPastConversationsTool: true }, ["get_past_conversations", "search_knowledge"]],
+        [ALL_FEATURES, ["close_conversation", "escalate_to_human", "get_past_conversations", "search_knowledge"]]
+      ]
+      for (const [features] of cases) {
+        server.enqueue(turn(wire, { text: "Hello!" }))
+        yield* agent.reply(request(settings, { features }))
+      }
+      expect(server.requests().map((r) => toolNamesOf(wire, r))).toEqual(cases.map(([, tools]) => tools))
+    }))
+
+  it.scopedLive("puts the tone's instructions and the preemptively retrieved passages in the prompt", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      const tone = { name: "friendly", instructions: "Warm and brief; call the customer by their first name." }
+      server.enqueue(
+        turn(wire, { text: "Orders leave within 1–2 business days [1], refunds take 5 days [2]." }),
+        turn(wire, { text: "Hello!" })
+      )
+      const withFlags = yield* agent.reply(request(settings, {
+        features: { ...NO_FEATURES, tone: true, preemptiveRetrieval: true },
+        tone,
+        retrieved: [DELIVERY, REFUNDS]
+      }))
+      // The same inputs with the flags off: neither reaches the model.
+      yield* agent.reply(request(settings, { features: NO_FEATURES, tone, retrieved: [DELIVERY, REFUNDS] }))
+
+      const [on, off] = server.requests().map((r) => systemPromptOf(wire, r))
+      expect(on).toContain(`## Tone: friendly\n${tone.instructions}`)
+      expect(on).toContain(`${Prompts.PASSAGES_HEADING}\n\n[1] Shipping and delivery — Delivery times\nhttps://help.example.com/shipping\n${DELIVERY.text}`)
+      expect(on).toContain(`[2] Returns and refunds — Refunds\nhttps://help.example.com/returns\n${REFUNDS.text}`)
+      expect(on).toContain(Prompts.KNOWLEDGE_PREEMPTIVE)
+      expect(off).not.toContain(tone.instructions)
+      expect(off).not.toContain(DELIVERY.text)
+      expect(off).not.toContain(Prompts.PASSAGES_HEADING)
+      expect(off).toContain(Prompts.KNOWLEDGE_BY_TOOL)
+      // Cited from the prompt, no search needed; both passages kept, markers removed.
+      expect(withFlags).toMatchObject({
+        text: "Orders leave within 1–2 business days, refunds take 5 days.",
+        citations: [DELIVERY, REFUNDS],
+        turns: 1
+      })
+    }))
+
+  it.scopedLive("looks up the customer's past conversations when the model asks", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(
+        turn(wire, { toolCalls: [{ name: "get_past_conversations", args: {} }] }),
+        turn(wire, { text: "I see the replacement for order 1234 was sent." })
+      )
+      const reply = yield* agent.reply(request(settings, {
+        features: { ...NO_FEATURES, getPastConversationsTool: true },
+        unanswered: [{ text: "What happened with my last order?" }]
+      }))
+      expect(reply.text).toBe("I see the replacement for order 1234 was sent.")
+      expect(toolResultsOf(wire, server.requests()[1]!).map((r) => JSON.parse(r))).toEqual([{ conversations: [PAST] }])
+    }))
+
+  it.scopedLive("lays the conversation out by role: agent replies as ours, system notes marked", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(turn(wire, { text: "Hello!" }), turn(wire, { text: "Hello!" }))
+      yield* agent.reply(request(settings, {
+        history: [
+          { role: "human", text: "Hi, where is my parcel?", sentAt: "2026-11-20T10:00:00Z" },
+          { role: "ai", text: "Could you give me the order number?", sentAt: "2026-11-20T10:00:02Z" },
+          { role: "system", text: "Customer verified by email.", sentAt: "2026-11-20T10:01:00Z" },
+          { role: "agent", text: "It is 1234, I checked for you.", sentAt: "2026-11-20T10:02:00Z" }
+        ],
+        unanswered: [{ text: "So when does it arrive?" }, { text: "I need it by Friday." }]
+      }))
+      yield* agent.reply(request(settings, {
+        history: [{ role: "ai", text: "Hi! How can I help?", sentAt: "2026-11-20T10:00:00Z" }],
+        unanswered: [{ text: "Where is my parcel?" }]
+      }))
+      const [first, second] = server.requests()
+      expect(conversationOf(wire, first!)).toEqual([
+        "user: Hi, where is my parcel?",
+        "assistant: Could you give me the order number?",
+        `user: ${Prompts.systemNote("Customer verified by email.")}`,
+        "assistant: It is 1234, I checked for you.",
+        "user: So when does it arrive?",
+        "user: I need it by Friday."
+      ])
+      expect(systemPromptOf(wire, first!)).toContain(Prompts.AGENT_MESSAGES_NOTE)
+      expect(conversationOf(wire, second!)).toEqual([
+        `user: ${Prompts.CONVERSATION_START}`,
+        "assistant: Hi! How can I help?",
+        "user: Where is my parcel?"
+      ])
+      expect(systemPromptOf(wire, second!)).not.toContain(Prompts.AGENT_MESSAGES_NOTE)
+    }))
+
+  it.scopedLive("stops at maxTurns and answers honestly: a hand-over when allowed, else the fallback text", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      const searching = () => turn(wire, { toolCalls: [{ name: "search_knowledge", args: { query: "parcel" } }], usage: { input: 50, output: 5 } })
+      server.enqueue(searching(), searching(), searching())
+      const handedOver = yield* agent.reply(request(settings, {
+        features: { ...NO_FEATURES, escalation: true },
+        maxTurns: 3,
+        unanswered: [{ text: "Where is my parcel?" }]
+      }))
+      expect(server.requests()).toHaveLength(3)
+      expect(handedOver).toMatchObject({
+        text: Prompts.HANDOVER_TEXT,
+        action: { _tag: "Escalate", reason: Prompts.TURN_LIMIT_REASON, summary: "The customer asked: Where is my parcel?" },
+        usage: { inputTokens: 150, outputTokens: 15 },
+        turns: 3
+      })
+
+      server.enqueue(searching(), searching())
+      const fallback = yield* agent.reply(request(settings, { features: NO_FEATURES, maxTurns: 2 }))
+      expect(server.requests()).toHaveLength(5)
+      expect(fallback).toMatchObject({ text: Prompts.FALLBACK_TEXT, action: { _tag: "Answer" }, turns: 2 })
+    }))
+
+  it.scopedLive("sends each call's own key: one workspace's key is never used for another", () =>
+    Effect.gen(function*() {
+      const { agent, server } = yield* setup(wire)
+      server.enqueue(turn(wire, { text: "A" }), turn(wire, { text: "B" }), turn(wire, { text: "C" }))
+      yield* agent.reply(request(settingsFor(wire, server.baseUrl, "sk-workspace-a")))
+      yield* agent.reply(request(settingsFor(wire, server.baseUrl, "sk-workspace-b")))
+      yield* agent.reply(request(settingsFor(wire, server.baseUrl, "")))
+      const [a, b, none] = server.requests()
+      expect(credentialOf(wire, a!)).toBe(expectedCredential(wire, "sk-workspace-a"))
+      expect(credentialOf(wire, b!)).toBe(expectedCredential(wire, "sk-workspace-b"))
+      // An empty key (a local server) sends no credential header at all.
+      expect(credentialOf(wire, none!)).toBeUndefined()
+    }))
+
+  it.scopedLive("waits out a 429's Retry-After, then answers once; only the answer's usage counts", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(rateLimited(wire, 1), turn(wire, { text: "Delivery takes 3–5 days.", usage: { input: 70, output: 9 } }))
+      const reply = yield* agent.reply(request(settings))
+      expect(reply).toMatchObject({ text: "Delivery takes 3–5 days.", usage: { inputTokens: 70, outputTokens: 9 }, turns: 1 })
+      const [limited, answered] = server.requests()
+      expect(server.requests()).toHaveLength(2)
+      expect(answered!.at - limited!.at).toBeGreaterThanOrEqual(950)
+      expect(answered!.raw).toBe(limited!.raw)
+    }))
+
+  it.scopedLive("retries 5xx and dropped connections, then answers", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(serverError(wire, 500), reset, serverError(wire, wire === "anthropic" ? 529 : 503), turn(wire, { text: "Here you go." }))
+      const reply = yield* agent.reply(request(settings))
+      expect(reply.text).toBe("Here you go.")
+      expect(server.requests()).toHaveLength(4)
+    }))
+
+  it.scopedLive("gives up with AiUnavailable when the provider stays down past the budget", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(400), maxRetries: 100 })
+      server.enqueue(...Array.from({ length: 50 }, () => serverError(wire, 500)))
+      const started = Date.now()
+      const error = yield* Effect.flip(agent.reply(request(settingsFor(wire, server.baseUrl))))
+      const elapsed = Date.now() - started
+      expect(error).toBeInstanceOf(AiUnavailable)
+      expect(error).toMatchObject({ kind: "exhausted", status: 500, provider: settingsFor(wire, "").provider })
+      expect(error.reason).toMatch(/^HTTP 500/)
+      expect(error.attempts).toBeGreaterThanOrEqual(3)
+      expect(server.requests()).toHaveLength(error.attempts)
+      expect(elapsed).toBeLessThan(2_000)
+    }))
+
+  it.scopedLive("when a later turn gives up, the error carries the tokens the earlier turns used", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(100) })
+      server.enqueue(
+        turn(wire, { toolCalls: [{ name: "search_knowledge", args: { query: "a" } }], usage: { input: 90, output: 11 } }),
+        ...Array.from({ length: 20 }, () => serverError(wire, 502))
+      )
+      const error = yield* Effect.flip(agent.reply(request(settingsFor(wire, server.baseUrl))))
+      expect(error).toMatchObject({ kind: "exhausted", status: 502, usage: { inputTokens: 90, outputTokens: 11 } })
+    }))
+
+  it.scopedLive("a rejected key fails at once, without retries", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(unauthorized(wire), turn(wire, { text: "never sent" }))
+      const error = yield* Effect.flip(agent.reply(request(settings)))
+      expect(error).toMatchObject({ _tag: "AiUnavailable", kind: "rejected", status: 401, attempts: 1 })
+      expect(server.requests()).toHaveLength(1)
+    }))
+
+  it.scopedLive("writes a title and a summary with plain model calls over the transcript", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      const history = [
+        { role: "human" as const, text: "My parcel for order 1234 has not arrived.", sentAt: "2026-11-20T10:00:00Z" },
+        { role: "ai" as const, text: "Sorry about that! It left on Monday.", sentAt: "2026-11-20T10:00:05Z" }
+      ]
+      server.enqueue(
+        turn(wire, { text: "\"Missing parcel for order 1234.\"\n", usage: { input: 40, output: 8 } }),
+        turn(wire, { text: "The customer's parcel (order 1234) has not arrived; it left on Monday.", usage: { input: 45, output: 20 } })
+      )
+      const title = yield* agent.title({ settings, history })
+      const summary = yield* agent.summary({ settings, history })
+      expect(title).toMatchObject({ text: "Missing parcel for order 1234", usage: { inputTokens: 40, outputTokens: 8 } })
+      expect(summary).toMatchObject({
+        text: "The customer's parcel (order 1234) has not arrived; it left on Monday.",
+        usage: { inputTokens: 45, outputTokens: 20 }
+      })
+      const [titleRequest, summaryRequest] = server.requests()
+      expect(systemPromptOf(wire, titleRequest!)).toBe(Prompts.TITLE_INSTRUCTIONS)
+      expect(systemPromptOf(wire, summaryRequest!)).toBe(Prompts.SUMMARY_INSTRUCTIONS)
+      const transcript = "Customer: My parcel for order 1234 has not arrived.\nAssistant: Sorry about that! It left on Monday."
+      expect(conversationOf(wire, titleRequest!)).toEqual([`user: ${transcript}`])
+      expect(toolNamesOf(wire, titleRequest!)).toEqual([])
+    }))
+})
+
+describe("Agent time-outs and connection errors (config-driven policy)", () => {
+  const fastConfig = ConfigProvider.fromMap(new Map([["AI_TIMEOUT", "200 millis"], ["AI_RETRY_BUDGET", "300 millis"]]))
+  const AgentLive = Agent.Default.pipe(
+    Layer.provide(NodeHttpClient.layerUndici),
+    Layer.provide(Layer.setConfigProvider(fastConfig))
+  )
+
+  it.scopedLive("a hung provider times out per attempt and the reply gives up within the budget", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      server.enqueue(hang, hang, hang, hang)
+      const agent = yield* Agent
+      const started = Date.now()
+      const error = yield* Effect.flip(agent.reply(request(settingsFor("openai-chat", server.baseUrl))))
+      expect(error).toMatchObject({ _tag: "AiUnavailable", kind: "exhausted", reason: "timed out after 200 ms" })
+      expect(server.requests()).toHaveLength(error.attempts)
+      expect(Date.now() - started).toBeLessThan(1_500)
+    }).pipe(Effect.provide(AgentLive)))
+
+  it.scopedLive("a hung attempt is retried and the next one answers", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith({ ...POLICY, timeout: Duration.millis(200) })
+      server.enqueue(hang, turn("anthropic", { text: "Back again." }))
+      const reply = yield* agent.reply(request(settingsFor("anthropic", server.baseUrl)))
+      expect(reply.text).toBe("Back again.")
+      expect(server.requests()).toHaveLength(2)
+    }))
+
+  it.scopedLive("a Retry-After longer than the budget left is not waited for", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.seconds(1) })
+      server.enqueue(rateLimited("openai-responses", 30), turn("openai-responses", { text: "never sent" }))
+      const started = Date.now()
+      const error = yield* Effect.flip(agent.reply(request(settingsFor("openai-responses", server.baseUrl))))
+      expect(error).toMatchObject({ kind: "exhausted", status: 429, attempts: 1 })
+      expect(Date.now() - started).toBeLessThan(900)
+    }))
+
+  it.scopedLive("healthy model calls do not spend the retry budget: a slow tool loop still answers", () =>
+    Effect.gen(function*() {
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(50) })
+      const slow = (script: Parameters<typeof turn>[1]) => ({ ...turn("anthropic", script), delayMs: 120 })
+      server.enqueue(
+        slow({ toolCalls: [{ name: "search_knowledge", args: { query: "a" } }] }),
+        slow({ toolCalls: [{ name: "search_knowledge", args: { query: "b" } }] }),
+        serverError("anthropic", 503),
+        slow({ text: "Found it [1]." })
+      )
+      const reply = yield* agent.reply(request(settingsFor("anthropic", server.baseUrl)))
+      expect(reply).toMatchObject({ text: "Found it.", turns: 3, citations: [DELIVERY] })
+      expect(server.requests()).toHaveLength(4)
+    }))
+
+  it.scopedLive("connection refused: retried, then AiUnavailable with the transport error", () =>
+    Effect.gen(function*() {
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(300) })
+      const baseUrl = yield* refusedBaseUrl
+      const error = yield* Effect.flip(agent.reply(request(settingsFor("openai-responses", baseUrl))))
+      expect(error.kind).toBe("exhausted")
+      expect(error.reason).toMatch(/^Transport error: .*\(POST http:\/\/127\.0\.0\.1:\d+\/v1\/responses\)$/)
+      expect(error.attempts).toBeGreaterThan(1)
+      expect(error.status).toBeUndefined()
+    }))
+})
+
+describe("Agent over an OpenAI-compatible server's minimal answers", () => {
+  it.scopedLive("reads Ollama-style chat completions (no refusal, no logprobs)", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup("openai-chat")
+      server.enqueue(
+        ollamaChatCompletion({ toolCalls: [{ name: "search_knowledge", args: { query: "shipping" } }], usage: { input: 11, output: 3 } }),
+        ollamaChatCompletion({ text: "It takes 3–5 business days [1].", usage: { input: 22, output: 4 } })
+      )
+      const reply = yield* agent.reply(request(settings))
+      expect(reply).toMatchObject({
+        text: "It takes 3–5 business days.",
+        citations: [DELIVERY],
+        usage: { inputTokens: 33, outputTokens: 7 },
+        turns: 2
+      })
+      // The assistant's tool call and its result went back in chat-completions form.
+      const body = chatBody(server.requests()[1]!)
+      expect(body.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool"])
+      expect(body.messages[2]!.tool_calls![0]!.function).toEqual({ name: "search_knowledge", arguments: "{\"query\":\"shipping\"}" })
+      expect(body.tool_choice).toBe("auto")
+    }))
+
+  it.scopedLive("OpenAI's Responses API gets store: false", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup("openai-responses")
+      server.enqueue(turn("openai-responses", { text: "Hi" }))
+      yield* agent.reply(request(settings))
+      expect(responsesBody(onlyRequest(server)).store).toBe(false)
+    }))
+})
+
+describe("Agent telemetry", () => {
+  // One exporter per test: the SDK shuts its exporter down with the layer.
+  const tracing = () => {
+    const spans = new InMemorySpanExporter()
+    const layer = NodeSdk.layer(() => ({
+      resource: { serviceName: "parley-test" },
+      spanProcessor: new SimpleSpanProcessor(spans)
+    }))
+    return { spans, layer }
+  }
+
+  const expectedFinishReasons: Record<Wire, readonly [ReadonlyArray<string>, ReadonlyArray<string>]> = {
+    "openai-chat": [["tool_calls"], ["stop"]],
+    // The Responses API model leaves finish reasons out of complete answers; the agent adds @effect/ai's.
+    "openai-responses": [["tool-calls"], ["stop"]],
+    "anthropic": [["tool_use"], ["end_turn"]]
+  }
+
+  it.scopedLive.each(wires)("each model call of %s is a span with the GenAI attributes, set once", (wire) => {
+    const { layer, spans } = tracing()
+    return Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(
+        turn(wire, { toolCalls: [{ name: "search_knowledge", args: { query: "shipping" } }], usage: { input: 120, output: 15 } }),
+        turn(wire, { text: "3–5 business days [1].", usage: { input: 260, output: 30 } })
+      )
+      yield* agent.reply(request(settings)).pipe(Effect.withSpan("Job.generate_reply"))
+      const finished = spans.getFinishedSpans()
+      const [replySpan] = finished.filter((span) => span.name === "Agent.reply")
+      const [jobSpan] = finished.filter((span) => span.name === "Job.generate_reply")
+      // The reply is the caller's child, each model call the reply's.
+      expect(replySpan!.parentSpanContext?.spanId).toBe(jobSpan!.spanContext().spanId)
+      const calls = finished.filter((span) =>
+        span.name === "LanguageModel.generateText" && span.spanContext().traceId === replySpan!.spanContext().traceId
+      )
+      expect(calls.map((span) => span.attributes)).toEqual([
+        expect.objectContaining({
+          "gen_ai.system": settings.provider,
+          "gen_ai.operation.name": "chat",
+          "gen_ai.request.model": "test-model",
+          "gen_ai.usage.input_tokens": 120,
+          "gen_ai.usage.output_tokens": 15
+        }),
+        expect.objectContaining({
+          "gen_ai.system": settings.provider,
+          "gen_ai.usage.input_tokens": 260,
+          "gen_ai.usage.output_tokens": 30
+        })
+      ])
+      expect(calls.map((span) => span.parentSpanContext?.spanId)).toEqual([replySpan!.spanContext().spanId, replySpan!.spanContext().spanId])
+      // @effect/opentelemetry exports array attributes as JSON text.
+      expect(calls.map((span) => JSON.parse(String(span.attributes["gen_ai.response.finish_reasons"])))).toEqual(
+        expectedFinishReasons[wire]
+      )
+      // The reply's span carries the totals under Parley's names, not a second set of gen_ai.usage.
+      expect(replySpan!.attributes).toMatchObject({
+        "parley.ai.provider": settings.provider,
+        "parley.ai.model": "test-model",
+        "parley.ai.turns": 2,
+        "parley.ai.action": "Answer",
+        "parley.ai.usage.input_tokens": 380,
+        "parley.ai.usage.output_tokens": 45
+      })
+      expect(Object.keys(replySpan!.attributes).filter((key) => key.startsWith("gen_ai."))).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+})
