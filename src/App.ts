@@ -55,7 +55,7 @@ export const ServicesLive = Layer.mergeAll(
 )
 
 /** Which handler runs which kind of job. */
-export const JobHandlersLive = Layer.effect(
+const JobHandlersLive = Layer.effect(
   Job.Handlers,
   Effect.gen(function*() {
     const sender = yield* Sender

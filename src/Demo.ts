@@ -186,7 +186,7 @@ const config = ConfigProvider.fromMap(
   ])
 ).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
 
-export const DemoLive = makeApp({
+const DemoLive = makeApp({
   server: NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" }),
   database: SqlLive
 }).pipe(

@@ -53,10 +53,10 @@ import { IntegrationsHttpLive } from "./Integrations/Http.js"
 import { httpDuration, httpRequests } from "./Observability/Metrics.js"
 
 /** Deepest JSON nesting a body may have (objects and arrays). */
-export const MAX_JSON_DEPTH = 64
+const MAX_JSON_DEPTH = 64
 
 /** The deepest nesting of objects and arrays in JSON text, counted without parsing it. */
-export const jsonDepth = (text: string): number => {
+const jsonDepth = (text: string): number => {
   let depth = 0
   let deepest = 0
   let inString = false
@@ -111,7 +111,6 @@ const tooLarge = json(413, { detail: "Request body too large" })
 
 const errorStatus: Record<string, number> = {
   NotFound: 404,
-  Conflict: 409,
   PayloadTooLarge: 413,
   ValidationError: 422,
   NotReady: 503
@@ -148,7 +147,7 @@ const asJson = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.method === "POST" || request.method === "PUT" || request.method === "PATCH"
 
-export const EdgeLive = HttpApiBuilder.middleware(
+const EdgeLive = HttpApiBuilder.middleware(
   Effect.gen(function*() {
     const limit = yield* AppConfig.BodyLimit
     const table = routes()
@@ -304,7 +303,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
 const AuthLive = Layer.mergeAll(WorkspaceAuthLive, HelpdeskAuthLive, AdminAuthLive)
 
 /** The API's handlers and auth; they need the services (see `App.ts`). */
-export const ApiLive = HttpApiBuilder.api(Api).pipe(
+const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([
     CustomersHttpLive,
     IntegrationsHttpLive,

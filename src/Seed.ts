@@ -12,7 +12,7 @@ import { Knowledge } from "./Ai/Knowledge.js"
 import { Integrations } from "./Integrations/Integrations.js"
 import { Workspaces } from "./Workspaces/Workspaces.js"
 
-export const DEMO_WEBHOOK_URL = "http://127.0.0.1:8787/webhook"
+const DEMO_WEBHOOK_URL = "http://127.0.0.1:8787/webhook"
 
 const demoArticles = [
   {
@@ -29,7 +29,7 @@ const demoArticles = [
   }
 ]
 
-export const seedDemo = Effect.gen(function*() {
+const seedDemo = Effect.gen(function*() {
   const workspaces = yield* Workspaces
   const integrations = yield* Integrations
   const knowledge = yield* Knowledge

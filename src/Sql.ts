@@ -68,7 +68,7 @@ export const layerPGlite = (
   )
 
 /** PGlite persisted in a folder (created if missing). */
-export const openDataDir = (dataDir: string) =>
+const openDataDir = (dataDir: string) =>
   Effect.tryPromise(async () => {
     const folder = path.resolve(dataDir, "pgdata")
     fs.mkdirSync(folder, { recursive: true })

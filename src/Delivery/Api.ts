@@ -19,13 +19,13 @@ const Limit = Schema.NumberFromString.pipe(
   Schema.annotations({ [ErrorType]: "int_range", message: () => "Input should be an integer from 1 to 500" })
 )
 
-export const ListQuery = Schema.Struct({
+const ListQuery = Schema.Struct({
   status: Schema.optionalWith(StatusFilter, { exact: true }),
   since: Schema.optionalWith(Timestamp, { exact: true }),
   limit: Schema.optionalWith(Limit, { default: () => 100 })
 })
 
-export const ReplayAllQuery = Schema.Struct({ since: Timestamp })
+const ReplayAllQuery = Schema.Struct({ since: Timestamp })
 
 export const Replayed = Schema.Struct({
   replayed: Schema.Number,

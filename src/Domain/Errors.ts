@@ -27,9 +27,6 @@ export const UnauthorizedBody = detailBody(Unauthorized, 401, "Missing, invalid 
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { detail: Schema.String }) {}
 export const NotFoundBody = detailBody(NotFound, 404, "Not found in the caller's workspace")
 
-export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", { detail: Schema.String }) {}
-export const ConflictBody = detailBody(Conflict, 409, "Conflicts with the stored state")
-
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   detail: Schema.String
 }) {}
@@ -73,22 +70,18 @@ export const ValidationErrorBody: Schema.Schema<ValidationError, {
 })
 
 /** One problem of an input, located within it. */
-export interface InputProblem {
-  readonly path: ReadonlyArray<string | number>
-  readonly message: string
-  readonly type: string
-}
+const InputProblem = Schema.Struct({
+  path: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
+  message: Schema.String,
+  type: Schema.String
+})
 
 /**
  * Input a service finds invalid (a configured limit, a tone of another workspace, a helpdesk event that
  * does not decode): paths are within the input, which only the HTTP edge knows to be the body (`at`).
  */
 export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInput", {
-  problems: Schema.Array(Schema.Struct({
-    path: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
-    message: Schema.String,
-    type: Schema.String
-  }))
+  problems: Schema.Array(InputProblem)
 }) {
   static one(path: ReadonlyArray<string | number>, message: string, type: string): InvalidInput {
     return new InvalidInput({ problems: [{ path, message, type }] })
@@ -111,9 +104,3 @@ export const decodeInput = <A, I>(schema: Schema.Schema<A, I>) => (input: unknow
     )
   )
 
-/** Documented only: a defect answers 500 with the trace id that finds it. */
-export const InternalErrorBody = Schema.Struct({ detail: Schema.String, traceId: Schema.String }).annotations({
-  ...HttpApiSchema.annotations({ status: 500 }),
-  description: "Unexpected failure; the traceId finds it in the traces and logs",
-  identifier: "500Error"
-})

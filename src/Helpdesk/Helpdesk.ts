@@ -7,7 +7,7 @@ import type { HelpdeskAdapter, HelpdeskRequest } from "./Adapter.js"
 import { Chatwoot } from "./Chatwoot.js"
 
 /** Adapters by platform name; an integration whose kind names none uses the first platform, Chatwoot. */
-export const adapters: Readonly<Record<string, HelpdeskAdapter>> = { chatwoot: Chatwoot }
+const adapters: Readonly<Record<string, HelpdeskAdapter>> = { chatwoot: Chatwoot }
 
 export class Helpdesk extends Effect.Service<Helpdesk>()("Parley/Helpdesk", {
   dependencies: [Conversations.Default],

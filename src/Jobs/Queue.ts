@@ -43,7 +43,7 @@ const seconds = (duration: Duration.DurationInput) => Duration.toMillis(duration
 
 const claimedColumns = "id, kind, payload, attempts, trace_context, conversation_id"
 
-export interface EnqueueOptions {
+interface EnqueueOptions {
   /** The conversation the job belongs to: for ordered kinds, the order it keeps. */
   readonly conversationId?: ConversationId | null | undefined
   /** Delay before the job may run. */

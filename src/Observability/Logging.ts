@@ -13,13 +13,13 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Tracer from "effect/Tracer"
 
-export const LoggingConfig = Config.all({
+const LoggingConfig = Config.all({
   format: Config.literal("json", "logfmt", "pretty")("LOG_FORMAT").pipe(Config.withDefault("json" as const)),
   level: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
 })
 
 /** Adds `trace_id` and `span_id` of the current span to a logger's annotations. */
-export const withTraceIds = <Output>(logger: Logger.Logger<unknown, Output>): Logger.Logger<unknown, Output> =>
+const withTraceIds = <Output>(logger: Logger.Logger<unknown, Output>): Logger.Logger<unknown, Output> =>
   Logger.make((options) => {
     const context = FiberRefs.getOrDefault(options.context, FiberRef.currentContext)
     const span = Context.getOption(context, Tracer.ParentSpan)

@@ -8,7 +8,7 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
 
 const SECRET_PARAMS = /([?&](?:access_token|token|api_key|apikey|secret|signature)=)[^&#\s]*/gi
 
-export const redactUrl = (value: string): string => value.replace(SECRET_PARAMS, "$1REDACTED")
+const redactUrl = (value: string): string => value.replace(SECRET_PARAMS, "$1REDACTED")
 
 const redactAttributes = (span: ReadableSpan): ReadableSpan => {
   let changed = false

@@ -28,7 +28,7 @@ import { registerAll } from "./Metrics.js"
 import { makePrometheusReader } from "./Prometheus.js"
 import { RedactingSpanExporter } from "./Redaction.js"
 
-export const TelemetryConfig = Config.all({
+const TelemetryConfig = Config.all({
   endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
   tracesEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
   metricsEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")),
@@ -40,7 +40,7 @@ export const TelemetryConfig = Config.all({
 })
 
 /** The sampler named by `OTEL_TRACES_SAMPLER` (the specification's names). */
-export const samplerFromEnv = (name: string, ratio: number): Sampler => {
+const samplerFromEnv = (name: string, ratio: number): Sampler => {
   switch (name) {
     case "always_on":
       return new AlwaysOnSampler()

@@ -503,8 +503,10 @@ describe("Agent time-outs and connection errors (config-driven policy)", () => {
   it.scopedLive("healthy model calls do not spend the retry budget: a slow tool loop still answers", () =>
     Effect.gen(function*() {
       const server = yield* makeLlmServer
-      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(50) })
-      const slow = (script: Parameters<typeof turn>[1]) => ({ ...turn("anthropic", script), delayMs: 120 })
+      // Three healthy calls take far longer than the budget; the one failure and its wait fit in it
+      // (with room for a loaded machine).
+      const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(400) })
+      const slow = (script: Parameters<typeof turn>[1]) => ({ ...turn("anthropic", script), delayMs: 600 })
       server.enqueue(
         slow({ toolCalls: [{ name: "search_knowledge", args: { query: "a" } }] }),
         slow({ toolCalls: [{ name: "search_knowledge", args: { query: "b" } }] }),

@@ -7,15 +7,15 @@ import { HttpClient, HttpClientResponse } from "@effect/platform"
 import type { HttpClientRequest } from "@effect/platform"
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { Events } from "../../src/Delivery/Events.js"
 import { DeliveriesRepo } from "../../src/Delivery/Repo.js"
 import { Sender } from "../../src/Delivery/Sender.js"
 import { verifyWebhook } from "../../src/Delivery/Signature.js"
 import { WebhookClient } from "../../src/Delivery/WebhookClient.js"
-import { EventId } from "../../src/Domain/Ids.js"
+import type { EventId } from "../../src/Domain/Ids.js"
 import { defaultFeatures } from "../../src/Domain/Integration.js"
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
 import { Outcome } from "../../src/Jobs/Job.js"
@@ -59,7 +59,9 @@ const WorkspacesDouble = makeTestLayer(Workspaces)({
 
 const SenderTest = Sender.DefaultWithoutDependencies.pipe(
   Layer.provide([WebhookClientDouble, WorkspacesDouble]),
-  Layer.provideMerge(Layer.mergeAll(DeliveriesRepo.Default, IntegrationsRepo.Default, WorkspacesRepo.Default)),
+  Layer.provideMerge(
+    Layer.mergeAll(DeliveriesRepo.Default, IntegrationsRepo.Default, WorkspacesRepo.Default, Events.Default)
+  ),
   Layer.provideMerge(TestDatabase),
   Layer.provide(TestConfig({ DELIVERY_RETRY_BASE: "5 seconds", DELIVERY_MAX_AGE: "1 hour" })),
   Layer.orDie
@@ -84,28 +86,12 @@ const anEvent = (options: { readonly ageMinutes?: number } = {}) =>
           webhookEnabled: true
         }
       }))
-    const id = EventId.make(crypto.randomUUID())
-    const createdAt = DateTime.subtract(yield* DateTime.now, { minutes: options.ageMinutes ?? 0 })
-    yield* Effect.flatMap(DeliveriesRepo, (repo) =>
-      repo.insert({
-        id,
-        workspaceId: workspace.id,
-        event: "typing",
-        integrationId: integration.integrationId,
-        conversationId: null,
-        body: JSON.stringify({ event: "typing", eventId: id }),
-        status: "pending",
-        attempts: 0,
-        lastStatusCode: null,
-        lastError: null,
-        nextAttemptAt: null,
-        createdAt,
-        deliveredAt: null,
-        deadAt: null,
-        replayedAt: null,
-        originAt: null,
-        generation: 0
-      }))
+    const id = yield* Effect.flatMap(Events, (events) =>
+      events.emit({ integration, conversation: null, kind: "typing", data: {} }))
+    if (options.ageMinutes !== undefined) {
+      yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`UPDATE events SET created_at = now() - make_interval(mins => ${options.ageMinutes ?? 0}) WHERE id = ${id}`)
+    }
     return { id, integration }
   }).pipe(Effect.orDie)
 

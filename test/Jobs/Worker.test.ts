@@ -104,7 +104,8 @@ describe("worker pool", () => {
         yield* Scope.close(scope, Exit.void)
       }))
 
-    it.effect("claim hands a due job to one worker only, and a job leased to a live worker to nobody", () =>
+    // Concurrent claims are serialized by PGlite's single session, so exclusivity cannot fail there.
+    it.effect.skipIf(!usingPostgres)("claim hands a due job to one worker only, and a job leased to a live worker to nobody", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const sql = yield* SqlClient.SqlClient
