@@ -7,7 +7,14 @@ import * as Schema from "effect/Schema"
 import { Api } from "../../src/Api.js"
 import { WorkspaceId } from "../../src/Domain/Ids.js"
 import { IntegrationJson } from "../../src/Domain/Integration.js"
-import { CreatedToken, CreatedWorkspace, RotatedSecret, TokenSummary, WorkspaceDetail, WorkspaceSummary } from "../../src/Domain/Workspace.js"
+import {
+  CreatedToken,
+  CreatedWorkspace,
+  RotatedSecret,
+  TokenSummary,
+  WorkspaceDetail,
+  WorkspaceSummary
+} from "../../src/Domain/Workspace.js"
 import { ADMIN_TOKEN, bodyAs, call, TestApp, ValidationBody } from "../support/App.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
