@@ -6,7 +6,16 @@ import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { Api } from "../../src/Api.js"
 import { WorkspaceId } from "../../src/Domain/Ids.js"
-import { ADMIN_TOKEN, call, TestApp } from "../support/App.js"
+import { IntegrationJson } from "../../src/Domain/Integration.js"
+import {
+  CreatedToken,
+  CreatedWorkspace,
+  RotatedSecret,
+  TokenSummary,
+  WorkspaceDetail,
+  WorkspaceSummary
+} from "../../src/Domain/Workspace.js"
+import { ADMIN_TOKEN, bodyAs, call, TestApp, ValidationBody } from "../support/App.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
@@ -42,9 +51,10 @@ const admin = (method: "GET" | "POST" | "DELETE", path: string, body?: unknown) 
   call(method, `/admin/v1${path}`, body === undefined ? { token: ADMIN_TOKEN } : { token: ADMIN_TOKEN, body })
 
 const createWorkspace = (name = "Acme") =>
-  Effect.map(admin("POST", "/workspaces", { name }), (reply) => {
+  Effect.gen(function*() {
+    const reply = yield* admin("POST", "/workspaces", { name })
     expect(reply.status).toBe(201)
-    return reply.body as { id: string; name: string; apiToken: string; webhookSecret: string }
+    return (yield* bodyAs(CreatedWorkspace)(reply)).body
   })
 
 const unknownWorkspace = "00000000-0000-4000-8000-000000000000"
@@ -55,8 +65,8 @@ describe("admin API /admin/v1", () => {
       Effect.gen(function*() {
         const reply = yield* admin("POST", "/workspaces", { name: "Acme support" })
         expect(reply.status).toBe(201)
-        const body = reply.body as any
-        expect(Object.keys(body).sort()).toEqual(["apiToken", "id", "name", "webhookSecret"])
+        // Exactly id, name, apiToken, webhookSecret: the decode allows no other key.
+        const { body } = yield* bodyAs(CreatedWorkspace)(reply)
         expect(body).toEqual({
           id: expect.stringMatching(UUID),
           name: "Acme support",
@@ -89,13 +99,13 @@ describe("admin API /admin/v1", () => {
         const b = yield* createWorkspace("Listed B")
         const reply = yield* admin("GET", "/workspaces")
         expect(reply.status).toBe(200)
-        const list = reply.body as Array<any>
+        // Every item exactly {id, name, createdAt}: the decode allows no other key.
+        const { body: list } = yield* bodyAs(Schema.Array(WorkspaceSummary))(reply)
         const mine = list.filter((w) => w.id === a.id || w.id === b.id)
         expect(mine).toEqual([
           { id: a.id, name: "Listed A", createdAt: expect.stringMatching(ISO_UTC) },
           { id: b.id, name: "Listed B", createdAt: expect.stringMatching(ISO_UTC) }
         ])
-        for (const item of list) expect(Object.keys(item).sort()).toEqual(["createdAt", "id", "name"])
         const text = JSON.stringify(reply.body)
         expect(text).not.toContain(a.webhookSecret)
         expect(text).not.toContain(a.apiToken)
@@ -122,8 +132,8 @@ describe("admin API /admin/v1", () => {
         const workspace = yield* createWorkspace()
         const created = yield* admin("POST", `/workspaces/${workspace.id}/tokens`, { name: "ci" })
         expect(created.status).toBe(201)
-        const token = created.body as any
-        expect(Object.keys(token).sort()).toEqual(["id", "token"])
+        // Exactly id and token: the decode allows no other key.
+        const { body: token } = yield* bodyAs(CreatedToken)(created)
         expect(token).toEqual({ id: expect.stringMatching(UUID), token: expect.stringMatching(API_TOKEN) })
         expect(token.token).not.toBe(workspace.apiToken)
         const works = yield* call("GET", "/v1/integration/list", { token: token.token })
@@ -131,13 +141,14 @@ describe("admin API /admin/v1", () => {
 
         const unnamed = yield* admin("POST", `/workspaces/${workspace.id}/tokens`, {})
         expect(unnamed.status).toBe(201)
+        const { body: unnamedToken } = yield* bodyAs(CreatedToken)(unnamed)
 
         const listed = yield* admin("GET", `/workspaces/${workspace.id}/tokens`)
         expect(listed.status).toBe(200)
         expect(listed.body).toEqual([
           { id: expect.stringMatching(UUID), name: "default", createdAt: expect.stringMatching(ISO_UTC), revokedAt: null },
           { id: token.id, name: "ci", createdAt: expect.stringMatching(ISO_UTC), revokedAt: null },
-          { id: (unnamed.body as any).id, name: null, createdAt: expect.stringMatching(ISO_UTC), revokedAt: null }
+          { id: unnamedToken.id, name: null, createdAt: expect.stringMatching(ISO_UTC), revokedAt: null }
         ])
         const text = JSON.stringify(listed.body)
         expect(text).not.toContain(token.token)
@@ -148,7 +159,9 @@ describe("admin API /admin/v1", () => {
     it.effect("DELETE /tokens/{id} answers 204; the revoked token answers 401 at once, the other still works", () =>
       Effect.gen(function*() {
         const workspace = yield* createWorkspace()
-        const second = (yield* admin("POST", `/workspaces/${workspace.id}/tokens`, { name: "to revoke" })).body as any
+        const { body: second } = yield* admin("POST", `/workspaces/${workspace.id}/tokens`, { name: "to revoke" }).pipe(
+          Effect.flatMap(bodyAs(CreatedToken))
+        )
         expect((yield* call("GET", "/v1/integration/list", { token: second.token })).status).toBe(200)
 
         const revoked = yield* admin("DELETE", `/tokens/${second.id}`)
@@ -162,7 +175,9 @@ describe("admin API /admin/v1", () => {
         const still = yield* call("GET", "/v1/integration/list", { token: workspace.apiToken })
         expect(still.status).toBe(200)
 
-        const listed = (yield* admin("GET", `/workspaces/${workspace.id}/tokens`)).body as Array<any>
+        const { body: listed } = yield* admin("GET", `/workspaces/${workspace.id}/tokens`).pipe(
+          Effect.flatMap(bodyAs(Schema.Array(TokenSummary)))
+        )
         expect(listed.find((t) => t.id === second.id)?.revokedAt).toMatch(ISO_UTC)
         expect(listed.find((t) => t.name === "default")?.revokedAt).toBeNull()
 
@@ -178,8 +193,8 @@ describe("admin API /admin/v1", () => {
         const workspace = yield* createWorkspace()
         const reply = yield* admin("POST", `/workspaces/${workspace.id}/webhook-secret/rotate`)
         expect(reply.status).toBe(200)
-        const body = reply.body as any
-        expect(Object.keys(body).sort()).toEqual(["previousSecretExpiresAt", "webhookSecret"])
+        // Exactly webhookSecret and previousSecretExpiresAt: the decode allows no other key.
+        const { body } = yield* bodyAs(RotatedSecret)(reply)
         expect(body.webhookSecret).toMatch(WEBHOOK_SECRET)
         expect(body.webhookSecret).not.toBe(workspace.webhookSecret)
         expect(body.previousSecretExpiresAt).toMatch(ISO_UTC)
@@ -188,7 +203,9 @@ describe("admin API /admin/v1", () => {
         const now = DateTime.toEpochMillis(yield* DateTime.now)
         expect(Date.parse(body.previousSecretExpiresAt)).toBe(now + 24 * 3600_000)
 
-        const detail = (yield* admin("GET", `/workspaces/${workspace.id}`)).body as any
+        const { body: detail } = yield* admin("GET", `/workspaces/${workspace.id}`).pipe(
+          Effect.flatMap(bodyAs(WorkspaceDetail))
+        )
         expect(detail.webhookSecret).toBe(body.webhookSecret)
       }))
 
@@ -213,7 +230,8 @@ describe("admin API /admin/v1", () => {
             webhookEnabled: true
           }
         })
-        expect(Object.keys((reply.body as any).settings.supportedFeatures)).toHaveLength(19)
+        const { body: created } = yield* bodyAs(IntegrationJson)(reply)
+        expect(Object.keys(created.settings.supportedFeatures)).toHaveLength(19)
 
         const flagged = yield* admin("POST", `/workspaces/${workspace.id}/integrations`, {
           name: "Chatwoot",
@@ -223,8 +241,9 @@ describe("admin API /admin/v1", () => {
           channelsSettings: { chatwoot: { accountId: 1 } }
         })
         expect(flagged.status).toBe(201)
-        expect((flagged.body as any).integration).toBe("chatwoot")
-        expect((flagged.body as any).settings).toEqual({
+        const { body: flaggedBody } = yield* bodyAs(IntegrationJson)(flagged)
+        expect(flaggedBody.integration).toBe("chatwoot")
+        expect(flaggedBody.settings).toEqual({
           name: "Chatwoot",
           supportedFeatures: { ...defaultFeatures, typing: false, csat: true },
           toneId: null,
@@ -273,7 +292,7 @@ describe("admin API /admin/v1", () => {
             webhook: { url: "https://hooks.example.com/x", headers: { [name]: "forged" } }
           })
           expect(reply.status, name).toBe(422)
-          const detail = (reply.body as any).detail as Array<any>
+          const { body: { detail } } = yield* bodyAs(ValidationBody)(reply)
           expect(detail, name).toHaveLength(1)
           expect(detail[0].loc.slice(0, 3), name).toEqual(["body", "webhook", "headers"])
           expect(detail[0], name).toMatchObject({ msg: expect.any(String), type })
@@ -355,7 +374,7 @@ describe("admin API /admin/v1", () => {
         expect(basic.status).toBe(401)
 
         // Nothing was created by the rejected call.
-        const listed = (yield* admin("GET", "/workspaces")).body as Array<any>
+        const { body: listed } = yield* admin("GET", "/workspaces").pipe(Effect.flatMap(bodyAs(Schema.Array(WorkspaceSummary))))
         expect(listed.filter((w) => w.name === "Sneaky")).toEqual([])
       }))
 

@@ -5,9 +5,11 @@ import * as Option from "effect/Option"
 import { AiReplies, type Reply } from "../../src/Ai/AiReplies.js"
 import { EmbeddedRepliesLive, ESCALATION_TEXT, NO_ANSWER_TEXT } from "../../src/Ai/Embedded.js"
 import { ConversationsRepo } from "../../src/Conversations/Repo.js"
+import { MessageReceived } from "../../src/Domain/Conversation.js"
 import { ConversationId, IntegrationId } from "../../src/Domain/Ids.js"
+import { ArticleJson } from "../../src/Domain/Knowledge.js"
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
-import { ADMIN_TOKEN, call, makeTenant, type Tenant, TestApp } from "../support/App.js"
+import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestApp } from "../support/App.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
@@ -68,7 +70,7 @@ const addArticle = (workspaceId: string, article: { title: string; body: string;
   Effect.gen(function*() {
     const reply = yield* admin("POST", `/workspaces/${workspaceId}/articles`, article)
     expect(reply.status, JSON.stringify(reply.body)).toBe(201)
-    return reply.body as { id: string; title: string; url: string | null; createdAt: string }
+    return (yield* bodyAs(ArticleJson)(reply)).body
   })
 
 /** The repos the test reads rows with, and the embedded responder under test, over the test database. */
@@ -97,7 +99,7 @@ const ask = (tenant: Tenant, ...texts: ReadonlyArray<string>) =>
         }
       })
       expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-      stored = (reply.body as { conversation: { id: string } }).conversation.id
+      stored = (yield* bodyAs(MessageReceived)(reply)).body.conversation.id
     }
     const conversations = yield* ConversationsRepo
     const integrations = yield* IntegrationsRepo
@@ -139,7 +141,8 @@ describe("Embedded knowledge-base responder", () => {
             url: SHIPPING.url,
             createdAt: expect.stringMatching(ISO_UTC)
           })
-          expect(Object.keys(created.body as object).sort()).toEqual(["createdAt", "id", "title", "url"])
+          // Exactly id, title, url and createdAt: the decode allows no other key.
+          yield* bodyAs(ArticleJson)(created)
           const withoutUrl = yield* admin("POST", `/workspaces/${tenant.workspaceId}/articles`, PASSWORD)
           expect(withoutUrl.status).toBe(201)
           expect(withoutUrl.body).toEqual({

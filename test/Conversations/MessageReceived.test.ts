@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { MessageReceived } from "../../src/Domain/Conversation.js"
-import { bodyAs, call, makeTenant, TestApp } from "../support/App.js"
+import { CustomerJson } from "../../src/Domain/Customer.js"
+import { bodyAs, call, makeTenant, TestApp, ValidationBody } from "../support/App.js"
 
 const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
 
@@ -72,7 +74,7 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
           text: "hi"
         })
         expect(reply.status).toBe(200)
-        const body = reply.body as any
+        const { body } = yield* bodyAs(MessageReceived)(reply)
         expect(body.conversation.externalId).toBe("snake-conv")
         expect(body.conversation.channel).toBe("whatsapp")
         expect(body.message.sentAt).toBe("2026-11-22T10:00:00.000Z")
@@ -103,27 +105,31 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
           concurrency: 2
         })
         expect(concurrent.map((r) => r.status)).toEqual([200, 200])
-        expect((concurrent[0].body as any).message.id).toBe((concurrent[1].body as any).message.id)
-        const jobs = yield* jobsFor((first.body as any).conversation.id)
+        const [one, other] = yield* Effect.forEach(concurrent, bodyAs(MessageReceived))
+        expect(one.body.message.id).toBe(other.body.message.id)
+        const jobs = yield* jobsFor((yield* bodyAs(MessageReceived)(first)).body.conversation.id)
         expect(jobs).toHaveLength(1)
       }))
 
     it.effect("threads messages sharing a conversationId into one conversation", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
-        const a = yield* post(tenant, message({ conversationId: "thread", customerId }))
-        const b = yield* post(tenant, message({ conversationId: "thread", customerId, sentAt: "2026-11-22T10:01:00Z" }))
-        expect((a.body as any).conversation.id).toBe((b.body as any).conversation.id)
+        const { body: a } = yield* post(tenant, message({ conversationId: "thread", customerId })).pipe(
+          Effect.flatMap(bodyAs(MessageReceived))
+        )
+        const { body: b } = yield* post(tenant, message({ conversationId: "thread", customerId, sentAt: "2026-11-22T10:01:00Z" }))
+          .pipe(Effect.flatMap(bodyAs(MessageReceived)))
+        expect(a.conversation.id).toBe(b.conversation.id)
         // Both unanswered: the first unread is still the first message.
-        expect((b.body as any).conversation.firstUnreadMessageId).toBe((a.body as any).message.id)
+        expect(b.conversation.firstUnreadMessageId).toBe(a.message.id)
       }))
 
     it.effect("syncOnly imports history without scheduling a reply", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
-        const reply = yield* post(tenant, message({ syncOnly: true }))
+        const reply = yield* post(tenant, message({ syncOnly: true })).pipe(Effect.flatMap(bodyAs(MessageReceived)))
         expect(reply.status).toBe(200)
-        expect(yield* jobsFor((reply.body as any).conversation.id)).toEqual([])
+        expect(yield* jobsFor(reply.body.conversation.id)).toEqual([])
       }))
 
     it.effect("status rules: agent escalates, no reply while escalated", () =>
@@ -131,28 +137,35 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
         const tenant = yield* makeTenant()
         const conversationId = "rules"
         yield* post(tenant, message({ conversationId, customerId }))
-        const agent = yield* post(tenant, message({ conversationId, customerId, role: "agent", text: "I'm on it" }))
-        expect((agent.body as any).conversation.status).toBe("escalated")
-        const human = yield* post(tenant, message({ conversationId, customerId }))
-        expect((human.body as any).conversation.status).toBe("escalated")
-        const jobs = yield* jobsFor((human.body as any).conversation.id)
+        const { body: agent } = yield* post(tenant, message({ conversationId, customerId, role: "agent", text: "I'm on it" }))
+          .pipe(Effect.flatMap(bodyAs(MessageReceived)))
+        expect(agent.conversation.status).toBe("escalated")
+        const { body: human } = yield* post(tenant, message({ conversationId, customerId })).pipe(
+          Effect.flatMap(bodyAs(MessageReceived))
+        )
+        expect(human.conversation.status).toBe("escalated")
+        const jobs = yield* jobsFor(human.conversation.id)
         expect(jobs).toHaveLength(1)
         const sql = yield* SqlClient.SqlClient
         const changes = yield* sql<{ readonly toStatus: string; readonly cause: string }>`
           SELECT to_status, cause FROM conversation_status_changes
-          WHERE conversation_id = ${(human.body as any).conversation.id} ORDER BY id`
+          WHERE conversation_id = ${human.conversation.id} ORDER BY id`
         expect(changes).toEqual([{ toStatus: "escalated", cause: "agent_message" }])
       }))
 
     it.effect("a human message reopens a closed conversation and schedules a reply", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
-        const first = yield* post(tenant, message({ conversationId: "closed-one", customerId }))
-        const id = (first.body as any).conversation.id
+        const first = yield* post(tenant, message({ conversationId: "closed-one", customerId })).pipe(
+          Effect.flatMap(bodyAs(MessageReceived))
+        )
+        const id = first.body.conversation.id
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE conversations SET status = 'closed' WHERE id = ${id}`
-        const again = yield* post(tenant, message({ conversationId: "closed-one", customerId }))
-        expect((again.body as any).conversation.status).toBe("open")
+        const again = yield* post(tenant, message({ conversationId: "closed-one", customerId })).pipe(
+          Effect.flatMap(bodyAs(MessageReceived))
+        )
+        expect(again.body.conversation.status).toBe("open")
         expect(yield* jobsFor(id)).toHaveLength(2)
       }))
 
@@ -161,19 +174,20 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
         const tenant = yield* makeTenant()
         const notUuid = yield* post(tenant, message({ customerId: "user-42" }))
         expect(notUuid.status).toBe(422)
-        expect((notUuid.body as any).detail[0]).toMatchObject({ loc: ["body", "customerId"], type: "uuid_parsing" })
+        expect((yield* bodyAs(ValidationBody)(notUuid)).body.detail[0]).toMatchObject({ loc: ["body", "customerId"], type: "uuid_parsing" })
 
         const external = yield* makeTenant({ supportedFeatures: { externalCustomerId: true } })
         const first = yield* post(external, message({ customerId: "user-42" }))
         const second = yield* post(external, message({ customerId: "user-42" }))
         expect(first.status).toBe(200)
-        const parleyId = (first.body as any).conversation.customerId
+        const parleyId = (yield* bodyAs(MessageReceived)(first)).body.conversation.customerId
         expect(parleyId).toMatch(/^[0-9a-f-]{36}$/)
-        expect((second.body as any).conversation.customerId).toBe(parleyId)
+        expect((yield* bodyAs(MessageReceived)(second)).body.conversation.customerId).toBe(parleyId)
         const lookup = yield* call("GET", "/v1/customer/external-id/user-42", { token: external.token })
         expect(lookup.status).toBe(200)
-        expect((lookup.body as any).id).toBe(parleyId)
-        expect((lookup.body as any).userId).toBe("user-42")
+        const { body: customer } = yield* bodyAs(Schema.NullOr(CustomerJson))(lookup)
+        expect(customer?.id).toBe(parleyId)
+        expect(customer?.userId).toBe("user-42")
       }))
 
     it.effect("reports every validation problem, located, with stable types", () =>
@@ -189,7 +203,7 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
           syncOnly: "yes"
         })
         expect(reply.status).toBe(422)
-        expect((reply.body as any).detail).toEqual([
+        expect((yield* bodyAs(ValidationBody)(reply)).body.detail).toEqual([
           { loc: ["body", "id"], msg: "Field required", type: "missing" },
           { loc: ["body", "role"], msg: expect.any(String), type: "literal_error" },
           { loc: ["body", "sentAt"], msg: expect.any(String), type: "datetime_parsing" },
@@ -215,7 +229,7 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
         const tenant = yield* makeTenant()
         const long = yield* post(tenant, message({ text: "a".repeat(32_001) }))
         expect(long.status).toBe(422)
-        expect((long.body as any).detail).toEqual([
+        expect((yield* bodyAs(ValidationBody)(long)).body.detail).toEqual([
           { loc: ["body", "text"], msg: expect.any(String), type: "string_too_long" }
         ])
         const exact = yield* post(tenant, message({ text: "a".repeat(32_000) }))
@@ -223,7 +237,7 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
         const attachments = Array.from({ length: 21 }, (_, i) => ({ name: `f${i}`, url: `https://x.test/${i}` }))
         const many = yield* post(tenant, message({ attachments }))
         expect(many.status).toBe(422)
-        expect((many.body as any).detail[0]).toMatchObject({ loc: ["body", "attachments"], type: "too_long" })
+        expect((yield* bodyAs(ValidationBody)(many)).body.detail[0]).toMatchObject({ loc: ["body", "attachments"], type: "too_long" })
       }))
 
     it.effect("NUL characters are a 422 naming the field, not a 500", () =>
@@ -231,9 +245,11 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
         const tenant = yield* makeTenant()
         const reply = yield* post(tenant, message({ text: "a\u0000b" }))
         expect(reply.status).toBe(422)
-        expect((reply.body as any).detail).toEqual([{ loc: ["body", "text"], msg: expect.any(String), type: "string_nul" }])
+        expect((yield* bodyAs(ValidationBody)(reply)).body.detail).toEqual([
+          { loc: ["body", "text"], msg: expect.any(String), type: "string_nul" }
+        ])
         const nested = yield* post(tenant, message({ requestContext: { note: ["ok", "x\u0000"] } }))
-        expect((nested.body as any).detail[0].loc).toEqual(["body", "requestContext", "note", 1])
+        expect((yield* bodyAs(ValidationBody)(nested)).body.detail[0].loc).toEqual(["body", "requestContext", "note", 1])
       }))
 
     it.effect("any ISO 8601 offset is accepted, hours-only included", () =>
@@ -245,9 +261,9 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
           ["2026-11-22T10:00:00-03:00", "2026-11-22T13:00:00.000Z"],
           ["2026-11-22T10:00:00", "2026-11-22T10:00:00.000Z"]
         ] as const) {
-          const reply = yield* post(tenant, message({ sentAt }))
+          const reply = yield* post(tenant, message({ sentAt })).pipe(Effect.flatMap(bodyAs(MessageReceived)))
           expect(reply.status).toBe(200)
-          expect((reply.body as any).message.sentAt).toBe(utc)
+          expect(reply.body.message.sentAt).toBe(utc)
         }
       }))
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import { call, makeTenant, type Tenant, TestApp } from "../support/App.js"
+import { MessageReceived } from "../../src/Domain/Conversation.js"
+import { CsatRecordView } from "../../src/Domain/Csat.js"
+import { bodyAs, call, makeTenant, type Tenant, TestApp, ValidationBody } from "../support/App.js"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -23,7 +25,8 @@ const conversationOf = (tenant: Tenant, externalId = `conv-${Math.random().toStr
       }
     })
     expect(reply.status).toBe(200)
-    return { id: (reply.body as any).conversation.id as string, externalId }
+    const { body } = yield* bodyAs(MessageReceived)(reply)
+    return { id: body.conversation.id, externalId }
   })
 
 const csatRows = (conversationId: string) =>
@@ -56,17 +59,8 @@ describe("POST /v1/webhooks/{integration_id}/csat-response-received", () => {
           rating: "good",
           createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/)
         })
-        expect(Object.keys(reply.body as object).sort()).toEqual([
-          "conversationId",
-          "createdAt",
-          "csatComment",
-          "externalConversationId",
-          "id",
-          "rating",
-          "ratingAnswer",
-          "ratingStyle",
-          "score"
-        ])
+        // Exactly these keys: the decode allows no other key (and misses none).
+        yield* bodyAs(CsatRecordView)(reply)
         expect(yield* csatRows(conversation.id)).toEqual([
           { ratingAnswer: "⭐⭐⭐⭐", isCurrent: true, score: 4, rating: "good" }
         ])
@@ -198,7 +192,7 @@ describe("POST /v1/webhooks/{integration_id}/csat-response-received", () => {
         const tenant = yield* makeTenant()
         const reply = yield* postCsat(tenant, {})
         expect(reply.status).toBe(422)
-        expect((reply.body as any).detail).toEqual([
+        expect((yield* bodyAs(ValidationBody)(reply)).body.detail).toEqual([
           { loc: ["body", "conversationId"], msg: "Field required", type: "missing" },
           { loc: ["body", "ratingStyle"], msg: "Field required", type: "missing" },
           { loc: ["body", "ratingAnswer"], msg: "Field required", type: "missing" }
@@ -228,7 +222,7 @@ describe("POST /v1/webhooks/{integration_id}/csat-response-received", () => {
           csatComment: "Sorted in the end"
         })
         expect(second.status).toBe(200)
-        expect((second.body as any).id).not.toBe((first.body as any).id)
+        expect((yield* bodyAs(CsatRecordView)(second)).body.id).not.toBe((yield* bodyAs(CsatRecordView)(first)).body.id)
         expect(second.body).toMatchObject({ ratingAnswer: "5", csatComment: "Sorted in the end", score: 5, rating: "good" })
         expect(yield* csatRows(conversation.id)).toEqual([
           { ratingAnswer: "2", isCurrent: false, score: 2, rating: "bad" },

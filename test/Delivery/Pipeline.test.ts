@@ -5,13 +5,16 @@
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { Webhook } from "standardwebhooks"
 import { verifyWebhook } from "../../src/Delivery/Signature.js"
 import { Events } from "../../src/Delivery/Events.js"
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
-import type { IntegrationId } from "../../src/Domain/Ids.js"
-import { ADMIN_TOKEN, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
-import { makeReceiver, type Received } from "../support/Receiver.js"
+import { MessageReceived } from "../../src/Domain/Conversation.js"
+import { DeliveryDetail } from "../../src/Domain/Delivery.js"
+import { ConversationId, CustomerId, IntegrationId } from "../../src/Domain/Ids.js"
+import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
+import { AnyEvent, Envelope, makeReceiver, SendMessages, webhookBody } from "../support/Receiver.js"
 
 const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
 
@@ -21,7 +24,8 @@ const ask = (tenant: Tenant, message: { id: string; conversationId: string; text
     body: { role: "human", customerId, ...message }
   }).pipe(
     Effect.tap((reply) => expect(reply.status).toBe(200)),
-    Effect.map((reply) => reply.body as { message: { id: string }; conversation: { id: string } })
+    Effect.flatMap(bodyAs(MessageReceived)),
+    Effect.map((reply) => reply.body)
   )
 
 const addArticle = (tenant: Tenant) =>
@@ -34,7 +38,10 @@ const addArticle = (tenant: Tenant) =>
     }
   }).pipe(Effect.tap((reply) => expect(reply.status).toBe(201)))
 
-const bodyOf = (request: Received) => JSON.parse(request.body) as any
+const eventOf = webhookBody(AnyEvent)
+const sendMessagesOf = webhookBody(SendMessages)
+/** The test's own conversation_title events: `data` is `{seq}`. */
+const titleOf = webhookBody(Envelope(Schema.Literal("conversation_title"), Schema.Struct({ seq: Schema.Number })))
 
 const eventsOf = (conversationId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -64,7 +71,7 @@ describe("reply pipeline", () => {
         expect(() => new Webhook(tenant.webhookSecret).verify(request!.body, request!.headers)).not.toThrow()
         expect(request!.headers["x-parley-webhook-signature"]).toMatch(/^[0-9a-f]{64}$/)
 
-        const body = bodyOf(request!)
+        const body = sendMessagesOf(request!)
         expect(body).toEqual({
           event: "send_messages",
           eventId: request!.headers["webhook-id"],
@@ -114,7 +121,7 @@ describe("reply pipeline", () => {
         })
         yield* receiver.waitFor(1)
         yield* settle
-        const sends = receiver.received().filter((r) => bodyOf(r).event === "send_messages")
+        const sends = receiver.received().filter((r) => eventOf(r).event === "send_messages")
         expect(sends).toHaveLength(1)
         const sql = yield* SqlClient.SqlClient
         const ai = yield* sql`SELECT id FROM messages WHERE conversation_id = ${replies[0].conversation.id} AND role = 'ai'`
@@ -136,7 +143,7 @@ describe("reply pipeline", () => {
         const events = yield* eventsOf(first.conversation.id)
         expect(events.filter((e) => e.kind === "send_messages")).toHaveLength(1)
         // The one reply answers both messages: the shipping question found its article.
-        expect(bodyOf(receiver.received()[0]!).data.messages[0].text).toContain("3 to 5 business days")
+        expect(sendMessagesOf(receiver.received()[0]!).data.messages[0].text).toContain("3 to 5 business days")
       }))
 
     it.scoped("debounce goes by arrival: a question arriving late with an earlier sentAt is still answered", () =>
@@ -146,7 +153,7 @@ describe("reply pipeline", () => {
         const first = yield* call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
           token: tenant.token,
           body: { id: "late-2", role: "human", customerId, conversationId: "late", text: "Second", sentAt: "2026-11-22T10:00:09Z" }
-        })
+        }).pipe(Effect.flatMap(bodyAs(MessageReceived)))
         yield* receiver.waitFor(1)
         yield* call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
           token: tenant.token,
@@ -154,7 +161,7 @@ describe("reply pipeline", () => {
         })
         yield* receiver.waitFor(2)
         yield* settle
-        const events = yield* eventsOf((first.body as any).conversation.id)
+        const events = yield* eventsOf(first.body.conversation.id)
         expect(events.filter((e) => e.kind === "send_messages")).toHaveLength(2)
       }))
 
@@ -165,21 +172,21 @@ describe("reply pipeline", () => {
         const { conversation } = yield* ask(tenant, { id: "r-1", conversationId: "retry", text: "Anyone?" })
         const requests = yield* receiver.waitFor(3)
         yield* settle
-        const sends = receiver.received().filter((r) => bodyOf(r).event === "send_messages")
+        const sends = receiver.received().filter((r) => eventOf(r).event === "send_messages")
         expect(sends).toHaveLength(3)
         // The same bytes every time, each attempt signed and verifiable.
         expect(new Set(sends.map((r) => r.body)).size).toBe(1)
         for (const r of requests) {
           expect(verifyWebhook({ secret: tenant.webhookSecret, headers: r.headers, rawBody: r.body }).ok).toBe(true)
         }
-        const eventId = bodyOf(sends[0]!).eventId
+        const eventId = eventOf(sends[0]!).eventId
         const detail = yield* call("GET", `/v1/integration/${tenant.integrationId}/deliveries/${eventId}`, {
           token: tenant.token
         })
         expect(detail.status).toBe(200)
-        const delivery = detail.body as any
+        const { body: delivery } = yield* bodyAs(DeliveryDetail)(detail)
         expect(delivery).toMatchObject({ id: eventId, event: "send_messages", status: "delivered", attempts: 3 })
-        expect(delivery.attemptLog.map((a: any) => [a.attempt, a.statusCode])).toEqual([[1, 500], [2, 500], [3, 200]])
+        expect(delivery.attemptLog.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 500], [2, 500], [3, 200]])
         expect(delivery.attemptLog[0].nextRetryAt).not.toBeNull()
         expect(delivery.attemptLog[2].nextRetryAt).toBeNull()
         expect(delivery.body).toBe(sends[0]!.body)
@@ -192,7 +199,7 @@ describe("reply pipeline", () => {
         // Event 2 of A and event 1 of B fail twice before they succeed.
         const failures = new Map<string, number>([["A:2", 2], ["B:1", 2]])
         const receiver = yield* makeReceiver((request) => {
-          const { conversationId, data } = bodyOf(request)
+          const { conversationId, data } = titleOf(request)
           const key = `${conversationId}:${data.seq}`
           const left = failures.get(key) ?? 0
           if (left > 0) {
@@ -205,14 +212,14 @@ describe("reply pipeline", () => {
         const a = yield* ask(tenant, { id: "a-0", conversationId: "A", text: "history", syncOnly: true })
         const b = yield* ask(tenant, { id: "b-0", conversationId: "B", text: "history", syncOnly: true })
         const integration = yield* Effect.flatMap(IntegrationsRepo, (repo) =>
-          repo.findById(tenant.integrationId as IntegrationId)).pipe(Effect.map((o) => o._tag === "Some" ? o.value : undefined))
+          repo.findById(IntegrationId.make(tenant.integrationId))).pipe(Effect.map((o) => o._tag === "Some" ? o.value : undefined))
         const events = yield* Events
         const sql = yield* SqlClient.SqlClient
         for (const seq of [1, 2, 3]) {
           for (const [name, conv] of [["A", a.conversation], ["B", b.conversation]] as const) {
             yield* events.emit({
               integration: integration!,
-              conversation: { id: conv.id as any, externalId: name, customerId: customerId as any },
+              conversation: { id: ConversationId.make(conv.id), externalId: name, customerId: CustomerId.make(customerId) },
               kind: "conversation_title",
               data: { seq }
             }).pipe(sql.withTransaction)
@@ -220,7 +227,7 @@ describe("reply pipeline", () => {
         }
         yield* receiver.waitFor(10)
         yield* settle
-        const log = receiver.received().map((r) => bodyOf(r)).map((b) => `${b.conversationId}:${b.data.seq}`)
+        const log = receiver.received().map(titleOf).map((b) => `${b.conversationId}:${b.data.seq}`)
         expect(log).toHaveLength(10)
         for (const name of ["A", "B"]) {
           const seqs = log.filter((k) => k.startsWith(`${name}:`)).map((k) => Number(k.split(":")[1]))
@@ -253,7 +260,7 @@ describe("reply pipeline", () => {
           VALUES ('generate_reply', ${payload}::jsonb, ${conversation.id}, now() + interval '1200 milliseconds')`
         yield* receiver.waitFor(1)
         yield* Effect.sleep("1500 millis")
-        expect(receiver.received().filter((r) => bodyOf(r).event === "send_messages")).toHaveLength(1)
+        expect(receiver.received().filter((r) => eventOf(r).event === "send_messages")).toHaveLength(1)
         const jobs = yield* sql<{ readonly status: string; readonly attempts: number; readonly lockedBy: string }>`
           SELECT status, attempts, locked_by FROM jobs
           WHERE conversation_id = ${conversation.id} AND kind = 'generate_reply' ORDER BY seq`

@@ -10,13 +10,15 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { Events } from "../../src/Delivery/Events.js"
-import type { ConversationId, CustomerId, IntegrationId } from "../../src/Domain/Ids.js"
+import { MessageReceived } from "../../src/Domain/Conversation.js"
+import { ConversationId, CustomerId, IntegrationId } from "../../src/Domain/Ids.js"
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
-import { call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
+import { bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
 import { usingPostgres } from "../support/Database.js"
 import { eventually } from "../support/Eventually.js"
-import { makeReceiver } from "../support/Receiver.js"
+import { AnyEvent, Envelope, makeReceiver, webhookBody } from "../support/Receiver.js"
 
 const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
 
@@ -38,13 +40,17 @@ const conversationOf = (tenant: Tenant, externalId: string) =>
   call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
     token: tenant.token,
     body: { id: `${externalId}-m`, role: "human", customerId, conversationId: externalId, text: "hi", syncOnly: true }
-  }).pipe(Effect.map((reply) => {
-    const body = reply.body as { conversation: { id: ConversationId; customerId: CustomerId } }
-    return { id: body.conversation.id, externalId, customerId: body.conversation.customerId }
-  }))
+  }).pipe(
+    Effect.flatMap(bodyAs(MessageReceived)),
+    Effect.map(({ body }) => ({
+      id: ConversationId.make(body.conversation.id),
+      externalId,
+      customerId: CustomerId.make(body.conversation.customerId)
+    }))
+  )
 
 const integrationOf = (tenant: Tenant) =>
-  Effect.flatMap(IntegrationsRepo, (repo) => repo.findById(tenant.integrationId as IntegrationId)).pipe(
+  Effect.flatMap(IntegrationsRepo, (repo) => repo.findById(IntegrationId.make(tenant.integrationId))).pipe(
     Effect.map(Option.getOrThrow),
     Effect.orDie
   )
@@ -93,7 +99,7 @@ describe("queue holes", () => {
           return [first, second] as const
         }).pipe(sql.withTransaction)
         const [request] = yield* receiver.waitFor(1)
-        expect((JSON.parse(request!.body) as { eventId: string }).eventId).toBe(second)
+        expect(webhookBody(AnyEvent)(request!).eventId).toBe(second)
         const jobs = yield* sql<{ readonly status: string; readonly lastError: string | null }>`
           SELECT status, last_error FROM jobs WHERE kind = 'deliver_event' AND payload = '{"eventId": 5}'::jsonb`
         expect(jobs.map((j) => j.status)).toEqual(["dead"])
@@ -188,7 +194,8 @@ describe("queue holes", () => {
           Effect.zipRight(Effect.sleep("150 millis"), emit(2).pipe(sql.withTransaction))
         ], { concurrency: 2 })
         const requests = yield* receiver.waitFor(2)
-        expect(requests.map((r) => (JSON.parse(r.body) as { data: { n: number } }).data.n)).toEqual([1, 2])
+        const typing = webhookBody(Envelope(Schema.Literal("typing"), Schema.Struct({ n: Schema.Number })))
+        expect(requests.map((r) => typing(r).data.n)).toEqual([1, 2])
       }))
   })
 })

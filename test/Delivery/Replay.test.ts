@@ -8,9 +8,13 @@ import * as Effect from "effect/Effect"
 import * as dns from "node:dns/promises"
 import * as os from "node:os"
 import * as Metric from "effect/Metric"
+import * as Schema from "effect/Schema"
+import { Replayed } from "../../src/Delivery/Api.js"
 import { verifyWebhook } from "../../src/Delivery/Signature.js"
+import { DeliveryDetail, DeliveryJson } from "../../src/Domain/Delivery.js"
+import { IntegrationJson } from "../../src/Domain/Integration.js"
 import { deliveryDead } from "../../src/Observability/Metrics.js"
-import { call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
+import { bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers, ValidationBody } from "../support/App.js"
 import { eventually } from "../support/Eventually.js"
 import { makeReceiver } from "../support/Receiver.js"
 
@@ -25,11 +29,16 @@ const ask = (tenant: Tenant, id: string, conversationId: string) =>
 const deliveries = (tenant: Tenant, query = "") =>
   call("GET", `/v1/integration/${tenant.integrationId}/deliveries${query}`, { token: tenant.token }).pipe(
     Effect.tap((reply) => expect(reply.status).toBe(200)),
-    Effect.map((reply) => reply.body as Array<any>)
+    Effect.flatMap(bodyAs(Schema.Array(DeliveryJson))),
+    Effect.map((reply) => reply.body)
   )
 
 /** The deliveries list, once `predicate` holds of it. */
-const until = (tenant: Tenant, predicate: (list: Array<any>) => boolean, timeoutMs = 15_000) =>
+const until = (
+  tenant: Tenant,
+  predicate: (list: ReadonlyArray<typeof DeliveryJson.Encoded>) => boolean,
+  timeoutMs = 15_000
+) =>
   eventually(deliveries(tenant), predicate, timeoutMs)
 
 describe("dead letters and replay", () => {
@@ -80,8 +89,9 @@ describe("dead letters and replay", () => {
           { token: tenant.token }
         )
         expect(replay.status).toBe(200)
-        expect((replay.body as any).replayed).toBe(2)
-        expect([...(replay.body as any).deliveryIds].sort()).toEqual(dead.map((d) => d.id).sort())
+        const { body: replayed } = yield* bodyAs(Replayed)(replay)
+        expect(replayed.replayed).toBe(2)
+        expect([...replayed.deliveryIds].sort()).toEqual(dead.map((d) => d.id).sort())
         yield* until(tenant, (list) => list.every((d) => d.status === "delivered"))
         const future = yield* call(
           "POST",
@@ -98,7 +108,7 @@ describe("dead letters and replay", () => {
         yield* ask(tenant, "g-1", "gone-1")
         yield* until(tenant, (list) => list[0]?.status === "dead")
         const integrations = yield* call("GET", "/v1/integration/list", { token: tenant.token })
-        expect((integrations.body as any)[0].settings.webhookEnabled).toBe(false)
+        expect((yield* bodyAs(Schema.Array(IntegrationJson))(integrations)).body[0].settings.webhookEnabled).toBe(false)
 
         yield* ask(tenant, "g-2", "gone-2")
         const list = yield* until(tenant, (list) => list.length === 2 && list.every((d) => d.status === "dead"))
@@ -110,7 +120,7 @@ describe("dead letters and replay", () => {
           token: tenant.token,
           body: { webhook: { url: next.url } }
         })
-        expect((update.body as any).settings.webhookEnabled).toBe(true)
+        expect((yield* bodyAs(IntegrationJson)(update)).body.settings.webhookEnabled).toBe(true)
         yield* call("POST", `/v1/integration/${tenant.integrationId}/deliveries/${list[0].id}/replay`, {
           token: tenant.token
         })
@@ -130,8 +140,9 @@ describe("dead letters and replay", () => {
         const detail = yield* call("GET", `/v1/integration/${tenant.integrationId}/deliveries/${delivery.id}`, {
           token: tenant.token
         })
-        const first = (detail.body as any).attemptLog[0]
-        expect(Date.parse(first.nextRetryAt) - Date.parse(first.startedAt)).toBeGreaterThanOrEqual(1000)
+        const first = (yield* bodyAs(DeliveryDetail)(detail)).body.attemptLog[0]
+        // A null nextRetryAt parses to NaN and fails the comparison (the old reading did the same).
+        expect(Date.parse(first.nextRetryAt ?? "") - Date.parse(first.startedAt)).toBeGreaterThanOrEqual(1000)
       }))
 
     it.scoped("custom headers are sent and never replace the signature headers; a time-out is a failed attempt", () =>
@@ -152,7 +163,7 @@ describe("dead letters and replay", () => {
         const detail = yield* call("GET", `/v1/integration/${tenant.integrationId}/deliveries/${delivery.id}`, {
           token: tenant.token
         })
-        expect((detail.body as any).attemptLog[0]).toMatchObject({ attempt: 1, statusCode: null, error: "Timed out" })
+        expect((yield* bodyAs(DeliveryDetail)(detail)).body.attemptLog[0]).toMatchObject({ attempt: 1, statusCode: null, error: "Timed out" })
       }))
 
     it.scoped("deliveries are the workspace's own: another workspace's answer 404; bad filters are 422", () =>
@@ -178,12 +189,12 @@ describe("dead letters and replay", () => {
           token: mine.token
         })
         expect(bad.status).toBe(422)
-        expect((bad.body as any).detail[0]).toMatchObject({ loc: ["query", "status"], type: "literal_error" })
+        expect((yield* bodyAs(ValidationBody)(bad)).body.detail[0]).toMatchObject({ loc: ["query", "status"], type: "literal_error" })
         const noSince = yield* call("POST", `/v1/integration/${mine.integrationId}/deliveries/replay`, {
           token: mine.token
         })
         expect(noSince.status).toBe(422)
-        expect((noSince.body as any).detail[0]).toMatchObject({ loc: ["query", "since"], type: "missing" })
+        expect((yield* bodyAs(ValidationBody)(noSince)).body.detail[0]).toMatchObject({ loc: ["query", "since"], type: "missing" })
         const sql = yield* SqlClient.SqlClient
         const rows = yield* sql`SELECT id FROM events WHERE integration_id = ${theirs.integrationId}`
         expect(rows).toEqual([])

@@ -1,15 +1,18 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { createHmac } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { call, type CallOptions, makeTenant, type Tenant, TestApp } from "../support/App.js"
+import { MessageReceived } from "../../src/Domain/Conversation.js"
+import { CustomerJson } from "../../src/Domain/Customer.js"
+import { bodyAs, call, type CallOptions, makeTenant, type Tenant, TestApp, ValidationBody } from "../support/App.js"
 
 /** A Chatwoot webhook payload from test/fixtures/chatwoot, as the exact text Chatwoot would send. */
 const fixtureText = (name: string): string =>
   readFileSync(new URL(`../fixtures/chatwoot/${name}.json`, import.meta.url), "utf8")
-const fixture = (name: string): Record<string, any> => JSON.parse(fixtureText(name))
+const fixture = (name: string): Record<string, unknown> => JSON.parse(fixtureText(name))
 
 const incoming = fixture("message_created.incoming")
 const outgoingAgent = fixture("message_created.outgoing_agent")
@@ -29,6 +32,9 @@ const eventPath = (tenant: Pick<Tenant, "integrationId">) => `/v1/webhooks/${ten
 
 const post = (tenant: Pick<Tenant, "token" | "integrationId">, body: unknown, options: Omit<CallOptions, "body"> = {}) =>
   call("POST", eventPath(tenant), { token: tenant.token, body, ...options })
+
+/** The 200 body of the helpdesk endpoint: message-received's. */
+const received = bodyAs(MessageReceived)
 
 const jobsFor = (conversationId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -63,8 +69,8 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
         const tenant = yield* chatwootTenant()
         const reply = yield* post(tenant, incoming)
         expect(reply.status).toBe(200)
-        expect(Object.keys(reply.body as object).sort()).toEqual(["conversation", "message"])
-        const { conversation, message } = reply.body as any
+        // Exactly conversation and message: the decode allows no other key.
+        const { conversation, message } = (yield* received(reply)).body
         expect(message).toEqual({
           id: expect.stringMatching(uuid),
           externalId: expect.stringContaining("58213"),
@@ -93,12 +99,12 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
     it.effect("the customer is the Chatwoot contact, found by its contact id, name split in two", () =>
       Effect.gen(function*() {
         const tenant = yield* chatwootTenant()
-        const reply = yield* post(tenant, incoming)
+        const reply = yield* post(tenant, incoming).pipe(Effect.flatMap(received))
         expect(reply.status).toBe(200)
         const lookup = yield* call("GET", "/v1/customer/external-id/1024", { token: tenant.token })
         expect(lookup.status).toBe(200)
         expect(lookup.body).toMatchObject({
-          id: (reply.body as any).conversation.customerId,
+          id: reply.body.conversation.customerId,
           userId: "1024",
           email: "maria.garcia@example.com",
           firstName: "Maria",
@@ -107,8 +113,8 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
           isVisitor: false
         })
         // An agent's reply names the same contact through conversation.meta.sender: same customer.
-        const agent = yield* post(tenant, outgoingAgent)
-        expect((agent.body as any).conversation.customerId).toBe((reply.body as any).conversation.customerId)
+        const agent = yield* post(tenant, outgoingAgent).pipe(Effect.flatMap(received))
+        expect(agent.body.conversation.customerId).toBe(reply.body.conversation.customerId)
         // The agent is not a customer.
         const notACustomer = yield* call("GET", "/v1/customer/external-id/12", { token: tenant.token })
         expect(notACustomer.status).toBe(200)
@@ -118,11 +124,11 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
     it.effect("an outgoing agent message is stored as agent, with agentInfo, and escalates the conversation", () =>
       Effect.gen(function*() {
         const tenant = yield* chatwootTenant()
-        const first = yield* post(tenant, incoming)
+        const first = yield* post(tenant, incoming).pipe(Effect.flatMap(received))
         const reply = yield* post(tenant, outgoingAgent)
         expect(reply.status).toBe(200)
-        const { conversation, message } = reply.body as any
-        expect(conversation.id).toBe((first.body as any).conversation.id)
+        const { conversation, message } = (yield* received(reply)).body
+        expect(conversation.id).toBe(first.body.conversation.id)
         expect(conversation.status).toBe("escalated")
         expect(message).toEqual({
           id: expect.stringMatching(uuid),
@@ -147,10 +153,10 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
         // No reply of the AI beyond the one the customer's message scheduled.
         expect(yield* jobsFor(conversation.id)).toHaveLength(1)
         // While escalated, the customer's next message is stored but the AI does not answer it.
-        const next = yield* post(tenant, withAttachment)
+        const next = yield* post(tenant, withAttachment).pipe(Effect.flatMap(received))
         expect(next.status).toBe(200)
-        expect((next.body as any).message.role).toBe("human")
-        expect((next.body as any).conversation.status).toBe("escalated")
+        expect(next.body.message.role).toBe("human")
+        expect(next.body.conversation.status).toBe("escalated")
         expect(yield* jobsFor(conversation.id)).toHaveLength(1)
       }))
 
@@ -160,7 +166,7 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
         yield* post(tenant, incoming)
         const reply = yield* post(tenant, outgoingBot)
         expect(reply.status).toBe(200)
-        const { conversation, message } = reply.body as any
+        const { conversation, message } = (yield* received(reply)).body
         expect(message).toMatchObject({
           role: "ai",
           type: "default",
@@ -179,7 +185,7 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
         yield* post(tenant, incoming)
         const reply = yield* post(tenant, privateNote)
         expect(reply.status).toBe(200)
-        const { conversation, message } = reply.body as any
+        const { conversation, message } = (yield* received(reply)).body
         expect(message).toMatchObject({
           role: "agent",
           type: "note",
@@ -194,9 +200,9 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
     it.effect("attachments of an incoming message are kept, named after their file", () =>
       Effect.gen(function*() {
         const tenant = yield* chatwootTenant()
-        const reply = yield* post(tenant, withAttachment)
+        const reply = yield* post(tenant, withAttachment).pipe(Effect.flatMap(received))
         expect(reply.status).toBe(200)
-        expect((reply.body as any).message).toMatchObject({
+        expect(reply.body.message).toMatchObject({
           role: "human",
           text: "Here is the screenshot of the order page",
           attachments: [{
@@ -210,20 +216,20 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
     it.effect("an activity message (Chatwoot sends it with sender null) is stored as a system event", () =>
       Effect.gen(function*() {
         const tenant = yield* chatwootTenant()
-        const first = yield* post(tenant, incoming)
-        const id = (first.body as any).conversation.id
-        const reply = yield* post(tenant, activity)
+        const first = yield* post(tenant, incoming).pipe(Effect.flatMap(received))
+        const id = first.body.conversation.id
+        const reply = yield* post(tenant, activity).pipe(Effect.flatMap(received))
         expect(reply.status).toBe(200)
-        expect((reply.body as any).message).toMatchObject({
+        expect(reply.body.message).toMatchObject({
           role: "system",
           type: "event",
           text: "Conversation was marked resolved by Sam Lee",
           sentAt: "2026-03-14T09:25:00.301Z",
           agentInfo: null
         })
-        expect((reply.body as any).conversation).toMatchObject({
+        expect(reply.body.conversation).toMatchObject({
           id,
-          customerId: (first.body as any).conversation.customerId,
+          customerId: first.body.conversation.customerId,
           status: "open"
         })
         expect(yield* statusChanges(id)).toEqual([])
@@ -233,18 +239,18 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
     it.effect("resolved closes the conversation with a system event message; open reopens it", () =>
       Effect.gen(function*() {
         const tenant = yield* chatwootTenant()
-        const first = yield* post(tenant, incoming)
-        const id = (first.body as any).conversation.id
-        const closed = yield* post(tenant, resolved)
+        const first = yield* post(tenant, incoming).pipe(Effect.flatMap(received))
+        const id = first.body.conversation.id
+        const closed = yield* post(tenant, resolved).pipe(Effect.flatMap(received))
         expect(closed.status).toBe(200)
-        expect((closed.body as any).conversation).toMatchObject({
+        expect(closed.body.conversation).toMatchObject({
           id,
           externalId: "87",
           status: "closed",
-          customerId: (first.body as any).conversation.customerId,
+          customerId: first.body.conversation.customerId,
           channel: "chatwoot"
         })
-        expect((closed.body as any).message).toMatchObject({
+        expect(closed.body.message).toMatchObject({
           id: expect.stringMatching(uuid),
           role: "system",
           type: "event",
@@ -252,10 +258,10 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
           attachments: [],
           agentInfo: null
         })
-        const open = yield* post(tenant, reopened)
+        const open = yield* post(tenant, reopened).pipe(Effect.flatMap(received))
         expect(open.status).toBe(200)
-        expect((open.body as any).conversation).toMatchObject({ id, status: "open" })
-        expect((open.body as any).message).toMatchObject({ role: "system", type: "event", sentAt: "2026-03-14T09:40:12.000Z" })
+        expect(open.body.conversation).toMatchObject({ id, status: "open" })
+        expect(open.body.message).toMatchObject({ role: "system", type: "event", sentAt: "2026-03-14T09:40:12.000Z" })
         expect(yield* statusChanges(id)).toEqual([
           { fromStatus: "open", toStatus: "closed", cause: "chatwoot_resolved" },
           { fromStatus: "closed", toStatus: "open", cause: "chatwoot_open" }
@@ -267,11 +273,13 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
     it.effect("a resolved event for a conversation Parley has not seen yet creates it closed", () =>
       Effect.gen(function*() {
         const tenant = yield* chatwootTenant()
-        const reply = yield* post(tenant, resolved)
+        const reply = yield* post(tenant, resolved).pipe(Effect.flatMap(received))
         expect(reply.status).toBe(200)
-        expect((reply.body as any).conversation).toMatchObject({ externalId: "87", status: "closed", channel: "chatwoot" })
-        const lookup = yield* call("GET", "/v1/customer/external-id/1024", { token: tenant.token })
-        expect((lookup.body as any).id).toBe((reply.body as any).conversation.customerId)
+        expect(reply.body.conversation).toMatchObject({ externalId: "87", status: "closed", channel: "chatwoot" })
+        const lookup = yield* call("GET", "/v1/customer/external-id/1024", { token: tenant.token }).pipe(
+          Effect.flatMap(bodyAs(Schema.NullOr(CustomerJson)))
+        )
+        expect(lookup.body?.id).toBe(reply.body.conversation.customerId)
       }))
 
     it.effect("the same event delivered twice answers the same and schedules one reply", () =>
@@ -282,7 +290,7 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
         expect(first.status).toBe(200)
         expect(again.status).toBe(200)
         expect(again.body).toEqual(first.body)
-        const id = (first.body as any).conversation.id
+        const id = (yield* received(first)).body.conversation.id
         expect(yield* jobsFor(id)).toHaveLength(1)
 
         const closed = yield* post(tenant, resolved)
@@ -301,7 +309,7 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
         expect(reply.body).toEqual({
           detail: [{ loc: ["body", "event"], msg: expect.any(String), type: "unsupported_event" }]
         })
-        const msg: string = (reply.body as any).detail[0].msg
+        const msg = (yield* bodyAs(ValidationBody)(reply)).body.detail[0].msg
         expect(msg).toContain("contact_created")
         expect(msg).toContain("message_created")
         expect(msg).toContain("conversation_status_changed")
@@ -317,7 +325,7 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
           body: incoming
         })
         expect(viaQuery.status).toBe(200)
-        expect((viaQuery.body as any).message.role).toBe("human")
+        expect((yield* received(viaQuery)).body.message.role).toBe("human")
 
         const wrong = yield* call("POST", `${eventPath(tenant)}?access_token=prl_wrong-token`, { body: outgoingAgent })
         expect(wrong.status).toBe(401)
@@ -373,7 +381,7 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
 
         const signed = yield* send({ "X-Chatwoot-Timestamp": now, "X-Chatwoot-Signature": sign("s3cret", now, raw) })
         expect(signed.status).toBe(200)
-        expect((signed.body as any).message).toMatchObject({ role: "human", sentAt: "2026-03-14T09:21:33.481Z" })
+        expect((yield* received(signed)).body.message).toMatchObject({ role: "human", sentAt: "2026-03-14T09:21:33.481Z" })
         expect(yield* messagesOf(tenant.integrationId)).toHaveLength(1)
       }))
 
@@ -385,9 +393,10 @@ describe("POST /v1/webhooks/{integration_id}/helpdesk-event-received (Chatwoot)"
           body: incoming
         })
         expect(reply.status).toBe(200)
-        expect((reply.body as any).message).toMatchObject({ role: "human", type: "default" })
-        expect((reply.body as any).conversation).toMatchObject({ externalId: "87", status: "open", channel: "chatwoot" })
-        expect((yield* jobsFor((reply.body as any).conversation.id)).map((j) => j.kind)).toEqual(["generate_reply"])
+        const { body } = yield* received(reply)
+        expect(body.message).toMatchObject({ role: "human", type: "default" })
+        expect(body.conversation).toMatchObject({ externalId: "87", status: "open", channel: "chatwoot" })
+        expect((yield* jobsFor(body.conversation.id)).map((j) => j.kind)).toEqual(["generate_reply"])
         // And the generic path recognizes the same delivery.
         const again = yield* post(tenant, incoming)
         expect(again.body).toEqual(reply.body)

@@ -2,7 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { IntegrationId, ToneId } from "../../src/Domain/Ids.js"
-import { ADMIN_TOKEN, call, makeTenant, type Tenant, TestApp, typedClient } from "../support/App.js"
+import { IntegrationJson } from "../../src/Domain/Integration.js"
+import { ToneJson } from "../../src/Domain/Workspace.js"
+import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestApp, typedClient, ValidationBody } from "../support/App.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -45,22 +47,26 @@ const update = (tenant: Pick<Tenant, "token" | "integrationId">, body: unknown) 
 
 /** The integration as the list endpoint shows it now. */
 const current = (tenant: Tenant) =>
-  Effect.map(call("GET", "/v1/integration/list", { token: tenant.token }), (reply) => {
+  Effect.gen(function*() {
+    const reply = yield* call("GET", "/v1/integration/list", { token: tenant.token })
     expect(reply.status).toBe(200)
-    return (reply.body as Array<any>).find((i) => i.integrationId === tenant.integrationId)
+    const { body } = yield* bodyAs(Schema.Array(IntegrationJson))(reply)
+    const integration = body.find((i) => i.integrationId === tenant.integrationId)
+    if (integration === undefined) {
+      return yield* Effect.dieMessage(`Integration ${tenant.integrationId} is not listed: ${JSON.stringify(body)}`)
+    }
+    return integration
   })
 
 const createTone = (workspaceId: string, name = "Friendly") =>
-  Effect.map(
-    call("POST", `/admin/v1/workspaces/${workspaceId}/tones`, {
+  Effect.gen(function*() {
+    const reply = yield* call("POST", `/admin/v1/workspaces/${workspaceId}/tones`, {
       token: ADMIN_TOKEN,
       body: { name, instructions: `Speak in a ${name.toLowerCase()} way.` }
-    }),
-    (reply) => {
-      expect(reply.status).toBe(201)
-      return (reply.body as { id: string }).id
-    }
-  )
+    })
+    expect(reply.status).toBe(201)
+    return (yield* bodyAs(ToneJson)(reply)).body.id
+  })
 
 describe("integrations", () => {
   it.layer(TestApp(), { timeout: 120_000 })((it) => {
@@ -73,13 +79,14 @@ describe("integrations", () => {
           body: { name: "Second", integration: "chatwoot", webhook: { url: "https://hooks.example.com/two" } }
         })
         expect(second.status).toBe(201)
+        const { body: secondIntegration } = yield* bodyAs(IntegrationJson)(second)
 
         const reply = yield* call("GET", "/v1/integration/list", { token: mine.token })
         expect(reply.status).toBe(200)
         expect(reply.body).toEqual([
           { integrationId: mine.integrationId, integration: "api", settings: initialSettings },
           {
-            integrationId: (second.body as any).integrationId,
+            integrationId: secondIntegration.integrationId,
             integration: "chatwoot",
             settings: {
               ...initialSettings,
@@ -98,7 +105,8 @@ describe("integrations", () => {
         const tenant = yield* makeTenant()
         const reply = yield* update(tenant, { name: "Renamed" })
         expect(reply.status).toBe(200)
-        expect(Object.keys(reply.body as object).sort()).toEqual(["integration", "integrationId", "settings"])
+        // Exactly integrationId, integration and settings: the decode allows no other key.
+        yield* bodyAs(IntegrationJson)(reply)
         expect(reply.body).toEqual({
           integrationId: tenant.integrationId,
           integration: "api",
@@ -114,11 +122,11 @@ describe("integrations", () => {
           channelsSettings: { web: { color: "blue" } }
         })
         expect(full.status).toBe(200)
-        const before = (full.body as any).settings
+        const before = (yield* bodyAs(IntegrationJson)(full)).body.settings
 
         const reply = yield* update(tenant, { name: "Only the name" })
         expect(reply.status).toBe(200)
-        expect((reply.body as any).settings).toEqual({ ...before, name: "Only the name" })
+        expect((yield* bodyAs(IntegrationJson)(reply)).body.settings).toEqual({ ...before, name: "Only the name" })
         expect(before).toEqual({
           ...initialSettings,
           supportedFeatures: { ...defaultFeatures, csat: true, typing: false },
@@ -138,17 +146,18 @@ describe("integrations", () => {
         const tenant = yield* makeTenant()
         const first = yield* update(tenant, { supportedFeatures: { csat: true, typing: false } })
         expect(first.status).toBe(200)
-        expect((first.body as any).settings.supportedFeatures).toEqual({ ...defaultFeatures, csat: true, typing: false })
+        expect((yield* bodyAs(IntegrationJson)(first)).body.settings.supportedFeatures).toEqual({ ...defaultFeatures, csat: true, typing: false })
 
         const second = yield* update(tenant, { supportedFeatures: { streaming: true } })
         expect(second.status).toBe(200)
-        expect((second.body as any).settings.supportedFeatures).toEqual({
+        const { body: merged } = yield* bodyAs(IntegrationJson)(second)
+        expect(merged.settings.supportedFeatures).toEqual({
           ...defaultFeatures,
           csat: true,
           typing: false,
           streaming: true
         })
-        expect((yield* current(tenant)).settings.supportedFeatures).toEqual((second.body as any).settings.supportedFeatures)
+        expect((yield* current(tenant)).settings.supportedFeatures).toEqual(merged.settings.supportedFeatures)
       }))
 
     it.effect("webhook fields merge: sending only webhook.headers keeps url and metadata", () =>
@@ -156,7 +165,7 @@ describe("integrations", () => {
         const tenant = yield* makeTenant({ webhookUrl: "https://hooks.example.com/keep" })
         const meta = yield* update(tenant, { webhook: { metadata: { shop: "eu-1" } } })
         expect(meta.status).toBe(200)
-        expect((meta.body as any).settings.webhook).toEqual({
+        expect((yield* bodyAs(IntegrationJson)(meta)).body.settings.webhook).toEqual({
           url: "https://hooks.example.com/keep",
           headers: {},
           metadata: { shop: "eu-1" }
@@ -164,19 +173,21 @@ describe("integrations", () => {
 
         const headers = yield* update(tenant, { webhook: { headers: { "X-Custom": "v1" } } })
         expect(headers.status).toBe(200)
-        expect((headers.body as any).settings.webhook).toEqual({
+        expect((yield* bodyAs(IntegrationJson)(headers)).body.settings.webhook).toEqual({
           url: "https://hooks.example.com/keep",
           headers: { "X-Custom": "v1" },
           metadata: { shop: "eu-1" }
         })
 
-        const url = yield* update(tenant, { webhook: { url: "http://localhost:3000/hooks" } })
-        expect((url.body as any).settings.webhook).toEqual({
+        const url = yield* update(tenant, { webhook: { url: "http://localhost:3000/hooks" } }).pipe(
+          Effect.flatMap(bodyAs(IntegrationJson))
+        )
+        expect(url.body.settings.webhook).toEqual({
           url: "http://localhost:3000/hooks",
           headers: { "X-Custom": "v1" },
           metadata: { shop: "eu-1" }
         })
-        expect((yield* current(tenant)).settings.webhook).toEqual((url.body as any).settings.webhook)
+        expect((yield* current(tenant)).settings.webhook).toEqual(url.body.settings.webhook)
       }))
 
     it.effect("webhook.url must be an absolute http(s) URL, else 422 [body, webhook, url] url_parsing", () =>
@@ -201,7 +212,7 @@ describe("integrations", () => {
         const tenant = yield* makeTenant()
         const reply = yield* update(tenant, { webhook: { headers: { "X-Parley-Webhook-Signature": "forged" } } })
         expect(reply.status).toBe(422)
-        const detail = (reply.body as any).detail as Array<any>
+        const { body: { detail } } = yield* bodyAs(ValidationBody)(reply)
         expect(detail).toHaveLength(1)
         expect(detail[0].loc.slice(0, 3)).toEqual(["body", "webhook", "headers"])
         expect(detail[0]).toMatchObject({ msg: expect.any(String), type: "reserved_header" })
@@ -215,12 +226,12 @@ describe("integrations", () => {
         const formal = yield* createTone(tenant.workspaceId, "Formal")
         const reply = yield* update(tenant, { toneId: friendly, firstResponseToneId: formal })
         expect(reply.status).toBe(200)
-        expect((reply.body as any).settings).toEqual({ ...initialSettings, toneId: friendly, firstResponseToneId: formal })
+        expect((yield* bodyAs(IntegrationJson)(reply)).body.settings).toEqual({ ...initialSettings, toneId: friendly, firstResponseToneId: formal })
         expect((yield* current(tenant)).settings.toneId).toBe(friendly)
 
         const cleared = yield* update(tenant, { toneId: null })
         expect(cleared.status).toBe(200)
-        expect((cleared.body as any).settings).toEqual({ ...initialSettings, toneId: null, firstResponseToneId: formal })
+        expect((yield* bodyAs(IntegrationJson)(cleared)).body.settings).toEqual({ ...initialSettings, toneId: null, firstResponseToneId: formal })
       }))
 
     it.effect("toneId of another workspace's tone, or of no tone, is a 422 at [body, toneId]; nothing changes", () =>
@@ -239,7 +250,7 @@ describe("integrations", () => {
 
         const firstResponse = yield* update(mine, { firstResponseToneId: foreign })
         expect(firstResponse.status).toBe(422)
-        expect((firstResponse.body as any).detail[0].loc).toEqual(["body", "firstResponseToneId"])
+        expect((yield* bodyAs(ValidationBody)(firstResponse)).body.detail[0].loc).toEqual(["body", "firstResponseToneId"])
 
         const notUuid = yield* update(mine, { toneId: "friendly" })
         expect(notUuid.status).toBe(422)

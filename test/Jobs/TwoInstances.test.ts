@@ -14,7 +14,7 @@ import { ServicesLive, WorkerPoolLive } from "../../src/App.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
 import { fastPipeline, TestConfig } from "../support/App.js"
 import { TestDatabase, usingPostgres } from "../support/Database.js"
-import { makeReceiver } from "../support/Receiver.js"
+import { AnyEvent, makeReceiver, webhookBody } from "../support/Receiver.js"
 
 describe("two Parley instances on one database", () => {
   const TwoPools = Layer.mergeAll(Layer.fresh(WorkerPoolLive), Layer.fresh(WorkerPoolLive)).pipe(
@@ -51,7 +51,7 @@ describe("two Parley instances on one database", () => {
         }
         yield* receiver.waitFor(count, 30_000)
         yield* Effect.sleep("500 millis")
-        const ids = receiver.received().map((r) => (JSON.parse(r.body) as { eventId: string }).eventId)
+        const ids = receiver.received().map((r) => webhookBody(AnyEvent)(r).eventId)
         expect(ids).toHaveLength(count)
         expect(new Set(ids).size).toBe(count)
         const attempts = yield* sql<{ readonly n: number }>`

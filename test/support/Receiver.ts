@@ -3,7 +3,13 @@
  * and headers) and answers what the test says, per request.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import * as http from "node:http"
+import { MessageJson } from "../../src/Domain/Conversation.js"
+import { EventKind } from "../../src/Domain/Delivery.js"
+import { CustomerId, EventId, IntegrationId } from "../../src/Domain/Ids.js"
+import { JsonObject, Timestamp } from "../../src/Domain/Primitives.js"
 import { eventually } from "./Eventually.js"
 
 export interface Received {
@@ -80,3 +86,39 @@ export const makeReceiver = (responder: Responder = () => ({ status: 200 })) =>
     }
     return receiver
   })
+
+/**
+ * The envelope of every webhook Parley sends (PRODUCT.md §5, built in src/Delivery/Events.ts), with
+ * the schemas of its `event` and its `data`.
+ */
+export const Envelope = <E, EI, D, DI>(event: Schema.Schema<E, EI>, data: Schema.Schema<D, DI>) =>
+  Schema.Struct({
+    event,
+    eventId: EventId,
+    integrationId: IntegrationId,
+    conversationId: Schema.NullOr(Schema.String),
+    customerId: Schema.NullOr(CustomerId),
+    createdAt: Timestamp,
+    metadata: JsonObject,
+    data
+  })
+
+/** Any event, its `data` not read. */
+export const AnyEvent = Envelope(EventKind, Schema.Unknown)
+
+/** `send_messages`: the messages as the API shows them. */
+export const SendMessages = Envelope(Schema.Literal("send_messages"), Schema.Struct({ messages: Schema.Array(MessageJson) }))
+
+/**
+ * The body of a received webhook checked against a schema, as `bodyAs` does for replies: `schema`'s
+ * encoded side, no other key allowed; a body of another shape fails the test with the body in the message.
+ * Synchronous, for responders and filters.
+ */
+export const webhookBody = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(Schema.encodedSchema(schema), { onExcessProperty: "error" })
+  return (request: Received): I =>
+    Either.getOrThrowWith(
+      decode(JSON.parse(request.body)),
+      (error) => new Error(`Webhook body does not match: ${error.message}\n${request.body}`)
+    )
+}
