@@ -40,10 +40,19 @@ const insertConversation = statement("conversation_insert", CONVERSATION_INSERT)
 const lockConversation = statement("conversation_lock", CONVERSATION_LOCK)
 const insertMessage = statement("message_insert", MESSAGE_INSERT)
 const firstUnread = statement("first_unread", FIRST_UNREAD)
-const findConversation = statement(
-  "conversation_by_id",
-  "SELECT id, workspace_id, integration_id, external_id, customer_id, channel, status, created_at FROM conversations WHERE id = $1"
-)
+const findConversation = statement("conversation_by_id", "SELECT * FROM conversations WHERE id = $1")
+
+/** Token hash → workspace id, kept as long as Parley keeps it (PARLEY_TOKEN_CACHE_TTL, 1 s). */
+const TOKEN_CACHE_TTL_MS = Number(process.env.BASELINE_TOKEN_CACHE_TTL_MS ?? 1000)
+const tokenCache = new Map()
+const workspaceOfToken = async (hash) => {
+  const cached = tokenCache.get(hash)
+  if (cached !== undefined && cached.until > Date.now()) return cached.workspaceId
+  const rows = (await findToken([hash])).rows
+  if (rows.length === 0) return undefined
+  if (TOKEN_CACHE_TTL_MS > 0) tokenCache.set(hash, { workspaceId: rows[0].workspace_id, until: Date.now() + TOKEN_CACHE_TTL_MS })
+  return rows[0].workspace_id
+}
 
 const ROUTE = /^\/v1\/webhooks\/([0-9a-f-]{36})\/message-received$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -104,9 +113,8 @@ const decode = (text) => {
 const messageReceived = async (req, res, integrationId) => {
   const token = /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1]
   if (token === undefined) return send(res, 401, { detail: "Not authenticated" })
-  const tokens = await findToken([createHash("sha256").update(token, "utf8").digest("hex")])
-  if (tokens.rows.length === 0) return send(res, 401, { detail: "Invalid or revoked token" })
-  const workspaceId = tokens.rows[0].workspace_id
+  const workspaceId = await workspaceOfToken(createHash("sha256").update(token, "utf8").digest("hex"))
+  if (workspaceId === undefined) return send(res, 401, { detail: "Invalid or revoked token" })
   const integrations = await findIntegration([integrationId, workspaceId])
   if (integrations.rows.length === 0) return send(res, 404, { detail: "Integration not found" })
   const integration = integrations.rows[0]
@@ -123,7 +131,7 @@ const messageReceived = async (req, res, integrationId) => {
     const seen = await findMessage([integrationId, message.id], client)
     if (seen.rows.length > 0) {
       const conversation = (await findConversation([seen.rows[0].conversation_id], client)).rows[0]
-      const unread = await firstUnread([conversation.id], client)
+      const unread = await firstUnread([conversation.id, conversation.id], client)
       await client.query("COMMIT")
       return send(res, 200, {
         message: toMessage(seen.rows[0]),
@@ -131,24 +139,27 @@ const messageReceived = async (req, res, integrationId) => {
       })
     }
     await upsertCustomer([message.customerId, workspaceId], client)
-    await insertConversation([workspaceId, integrationId, message.conversationId, message.customerId, channel, "open"], client)
+    await insertConversation([workspaceId, integrationId, message.conversationId, "open", message.customerId, channel], client)
     const conversation = (await lockConversation([integrationId, message.conversationId], client)).rows[0]
     const sentAt = typeof message.sentAt === "string" ? new Date(message.sentAt) : new Date()
+    // Parley's column order: conversation, integration, external id, role, sent_at, type, text,
+    // attachments, is_suggestion, agent_info, sync_only, request_context, reply_to.
     const inserted = await insertMessage([
       conversation.id,
       integrationId,
       message.id,
       message.role,
+      sentAt.toISOString(),
       "default",
       message.text,
       JSON.stringify(message.attachments ?? []),
-      sentAt.toISOString(),
+      false,
+      null,
       message.syncOnly === true,
       message.requestContext === undefined ? null : JSON.stringify(message.requestContext),
-      false,
       null
     ], client)
-    const unread = await firstUnread([conversation.id], client)
+    const unread = await firstUnread([conversation.id, conversation.id], client)
     await client.query("COMMIT")
     send(res, 200, {
       message: toMessage(inserted.rows[0]),

@@ -38,6 +38,9 @@ const parleyEnv = {
   PARLEY_SEED_DEMO: "false",
   PARLEY_RATE_LIMIT: "0",
   DATABASE_POOL_SIZE: "8",
+  // Bounded database waits, shorter than the load's 10 s request time-out: a partition answers 503.
+  DATABASE_CONNECT_TIMEOUT: "2 seconds",
+  DATABASE_STATEMENT_TIMEOUT: "3 seconds",
   REPLY_DEBOUNCE: "200 millis",
   JOB_POLL_INTERVAL: "1 second",
   JOB_LEASE: "3 seconds",
@@ -290,6 +293,9 @@ const runScenario = async (pg, name) => {
       deliveryP50: percentile(latency, 50),
       deliveryP95: percentile(latency, 95),
       requestP50: percentile(stats.latencies, 50),
+      byStatus: Object.fromEntries([...stats.latenciesByStatus].map(([status, values]) =>
+        [status, { p50: percentile(values, 50), p95: percentile(values, 95), max: percentile(values, 100) }]
+      )),
       requestMax: percentile(stats.latencies, 100),
       ...figures,
       notes
@@ -338,6 +344,7 @@ const printResult = (r) => {
   console.log(`  expected replies ${r.expected}, events ${r.events} (${r.delivered} delivered, ${r.escalations} escalate), redeliveries ${r.redeliveries}`)
   console.log(`  lost ${r.lost}${r.lostExamples.length > 0 ? ` (e.g. ${r.lostExamples.join(", ")})` : ""}, duplicated ${r.duplicated}, inversions ${r.inversions}, missing in database ${r.missingInDatabase}, replies to syncOnly ${r.unexpectedReplies}, bad signatures ${r.badSignatures}`)
   console.log(`  delivery latency p50 ${r.deliveryP50} ms, p95 ${r.deliveryP95} ms; request p50 ${r.requestP50} ms, max ${r.requestMax} ms; drained in ${r.drainMs} ms (undelivered ${r.undelivered}, replies pending ${r.pendingReplies})`)
+  console.log(`  request latency by status: ${Object.entries(r.byStatus).map(([status, l]) => `${status} p50 ${l.p50} ms, p95 ${l.p95} ms, max ${l.max} ms`).join("; ")}`)
   for (const note of r.notes) console.log(`  ${note}`)
 }
 

@@ -17,7 +17,7 @@ const sourcesChanged = Math.max(newest(join(root, "src")), statSync(join(root, "
 
 const force = process.argv.includes("--force")
 if (force || !existsSync(stamp) || statSync(stamp).mtimeMs < sourcesChanged) {
-  process.stdout.write("Building Parley (tsc)...\n")
+  process.stderr.write("Building Parley (tsc)...\n")
   execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "src", "tsconfig.json")], {
     stdio: "inherit"
   })

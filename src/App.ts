@@ -9,12 +9,16 @@ import type { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Admin } from "./Admin/Admin.js"
-import { EmbeddedRepliesLive } from "./Ai/Embedded.js"
+import { AiRepliesLive } from "./Ai/AiRepliesLive.js"
 import { Replies } from "./Ai/GenerateReply.js"
 import { GenerateReply } from "./Ai/Jobs.js"
 import { Knowledge } from "./Ai/Knowledge.js"
+import { ModelSettingsFor } from "./Ai/ModelSettingsFor.js"
+import { ReplyHistory } from "./Ai/ReplyHistory.js"
+import { WorkspaceAiSettings } from "./Ai/Settings.js"
 import { AdminTokenLive } from "./Auth/AdminToken.js"
 import { Crypto } from "./Auth/Crypto.js"
+import * as AppConfig from "./Config.js"
 import { RateLimiter } from "./Auth/RateLimiter.js"
 import { Conversations } from "./Conversations/Conversations.js"
 import { Csat } from "./Csat/Csat.js"
@@ -25,11 +29,12 @@ import { DeliveryGaugesLive } from "./Delivery/Gauges.js"
 import { DeliverEvent } from "./Delivery/Jobs.js"
 import { Sender } from "./Delivery/Sender.js"
 import { Helpdesk } from "./Helpdesk/Helpdesk.js"
-import { announce, HttpLive, NodeServerLive } from "./Http.js"
+import { HttpLive, NodeServerLive } from "./Http.js"
 import { Integrations } from "./Integrations/Integrations.js"
 import * as Job from "./Jobs/Job.js"
 import { JobQueue } from "./Jobs/Queue.js"
 import { WorkersLive } from "./Jobs/Worker.js"
+import { StartedLive, StoppedLive } from "./Observability/Lifecycle.js"
 import { LoggingLive } from "./Observability/Logging.js"
 import { TelemetryLive } from "./Observability/Telemetry.js"
 import { SeedLive } from "./Seed.js"
@@ -46,6 +51,8 @@ export const ServicesLive = Layer.mergeAll(
   Helpdesk.Default,
   Crypto.Default,
   Knowledge.Default,
+  ReplyHistory.Default,
+  WorkspaceAiSettings.Default,
   Deliveries.Default,
   Events.Default,
   Admin.Default,
@@ -65,11 +72,33 @@ const JobHandlersLive = Layer.effect(
       Job.handle(GenerateReply, replies.generate)
     ])
   })
-).pipe(Layer.provide([Sender.Default, Replies.Default.pipe(Layer.provide(EmbeddedRepliesLive))]))
+).pipe(Layer.provide([Sender.Default, Replies.Default.pipe(Layer.provide([AiRepliesLive, ModelSettingsFor.Default]))]))
+
+/**
+ * The pool's lanes: replies and deliveries never wait for each other; deliveries (which wait on
+ * receivers) run many at once, a few per integration; replies a few per workspace.
+ */
+const LanesLive = Layer.effect(
+  Job.Lanes,
+  Effect.map(AppConfig.WorkerConfig, (config) => [
+    {
+      name: "replies",
+      kinds: [GenerateReply.name],
+      concurrency: config.concurrency,
+      perGroup: config.concurrencyPerWorkspace
+    },
+    {
+      name: "deliveries",
+      kinds: [DeliverEvent.name],
+      concurrency: config.deliveryConcurrency,
+      perGroup: config.deliveryConcurrencyPerIntegration
+    }
+  ])
+)
 
 /** The supervised worker pool with every kind's handler, and the delivery gauges. */
 export const WorkerPoolLive = Layer.merge(WorkersLive, DeliveryGaugesLive).pipe(
-  Layer.provide([JobHandlersLive, JobQueue.Default])
+  Layer.provide([JobHandlersLive, LanesLive, JobQueue.Default])
 )
 
 export interface AppOptions<RS, ES, RD, ED> {
@@ -88,17 +117,24 @@ export interface AppOptions<RS, ES, RD, ED> {
 
 /**
  * Parley on `server` and `database`: the HTTP API, the workers, and the services, which it also
- * provides (so that a test or the demo can use them). Configuration comes from the `ConfigProvider`.
+ * provides (so that a test or the demo can use them), with its start-up and shutdown log records
+ * (`Observability/Lifecycle.ts`). Configuration comes from the `ConfigProvider`.
  */
 export const makeApp = <RS, ES, RD, ED>(options: AppOptions<RS, ES, RD, ED>) => {
-  const served = Layer.mergeAll(HttpLive, announce).pipe(Layer.provideMerge(options.server))
+  const served = HttpLive.pipe(Layer.provideMerge(options.server))
   const running = options.workers === false ? served : Layer.merge(served, WorkerPoolLive)
   const services = options.seed === true ? Layer.provideMerge(SeedLive, ServicesLive) : ServicesLive
-  return running.pipe(Layer.provideMerge(services), Layer.provideMerge(options.database))
+  return StartedLive({ workers: options.workers !== false }).pipe(
+    Layer.provideMerge(running),
+    Layer.provideMerge(services),
+    Layer.provideMerge(options.database),
+    Layer.provide(StoppedLive)
+  )
 }
 
 /** Parley as `npm start` runs it. */
 export const AppLive = makeApp({ server: NodeServerLive, database: SqlLive, seed: true }).pipe(
+  Layer.tapErrorCause((cause) => Effect.logError("Parley failed to start", cause)),
   // Logging and OpenTelemetry first, so everything built and run after them is traced and logged.
   Layer.provide(TelemetryLive),
   Layer.provide(LoggingLive)

@@ -16,8 +16,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Api } from "./Api.js"
 import { AppLive } from "./App.js"
+import { Secrets } from "./Auth/Secrets.js"
 import * as AppConfig from "./Config.js"
 import { Replayed } from "./Delivery/Api.js"
+import { type AiSettingsUpdate, AiSettingsView, AiUsageReport } from "./Domain/AiSettings.js"
 import { DeliveryDetail, DeliveryJson } from "./Domain/Delivery.js"
 import { EventId, IntegrationId, TokenId, WorkspaceId } from "./Domain/Ids.js"
 import { FeatureName, IntegrationJson } from "./Domain/Integration.js"
@@ -215,6 +217,32 @@ const secret = Command.make("secret").pipe(
   Command.withDescription("Webhook secrets")
 )
 
+const reencrypt = Command.make("reencrypt", { json: connection.json }, ({ json }) =>
+  reporting(
+    Effect.flatMap(Secrets, (secrets) => secrets.reencrypt()).pipe(
+      Effect.flatMap((counts) =>
+        json
+          ? Console.log(JSON.stringify(counts, null, 2))
+          : Console.log(
+            `Secrets at rest: ${counts.sealed} sealed (were plain text), ${counts.resealed} re-sealed ` +
+              `(were sealed by PARLEY_ENCRYPTION_KEY_PREVIOUS), ${counts.unchanged} already sealed by PARLEY_ENCRYPTION_KEY`
+          )
+      ),
+      Effect.provide(Secrets.Default.pipe(Layer.provide(SqlLive)))
+    )
+  )
+).pipe(
+  Command.withDescription(
+    "Seal every secret at rest with PARLEY_ENCRYPTION_KEY: plain text ones, and those of PARLEY_ENCRYPTION_KEY_PREVIOUS " +
+      "(works on the database: DATABASE_URL, or the embedded one in PARLEY_DATA_DIR with Parley stopped)"
+  )
+)
+
+const secrets = Command.make("secrets").pipe(
+  Command.withSubcommands([reencrypt]),
+  Command.withDescription("Secrets at rest (encryption key rotation)")
+)
+
 const parseFeature = (entry: string) => {
   const [name = "", value = "true"] = entry.split("=")
   return Schema.decodeUnknown(FeatureName)(name).pipe(
@@ -341,6 +369,128 @@ const kb = Command.make("kb").pipe(
   Command.withDescription("Knowledge base (what the embedded responder answers from)")
 )
 
+const describeAi = (s: AiSettingsView) =>
+  [
+    `AI settings of workspace ${s.workspaceId} (${s.source === "workspace" ? "its own" : "the global default"})`,
+    `  Provider: ${s.provider}`,
+    ...(s.provider === "embedded"
+      ? []
+      : [
+        `  Model:    ${s.model ?? "-"}`,
+        `  Base URL: ${s.baseUrl ?? "(the vendor's)"}`,
+        ...(s.openAiApi === null ? [] : [`  API:      ${s.openAiApi}`]),
+        `  API key:  ${
+          s.apiKeySet
+            ? `set${s.apiKeyHint === null ? "" : ` (${s.apiKeyHint})`}${
+              s.source === "workspace" ? (s.apiKeyEncryptedAtRest ? ", encrypted at rest" : ", NOT encrypted at rest") : ""
+            }`
+            : "none"
+        }`
+      ]),
+    ...(s.updatedAt === null ? [] : [`  Updated:  ${DateTime.formatIso(s.updatedAt)}`])
+  ].join("\n")
+
+const aiSet = Command.make(
+  "set",
+  {
+    ...connection,
+    workspaceId,
+    provider: Options.choice("provider", ["embedded", "openai", "anthropic"]).pipe(
+      Options.withDescription("embedded (the offline responder), openai (and OpenAI-compatible servers) or anthropic")
+    ),
+    model: Options.text("model").pipe(Options.optional, Options.withDescription("e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.2")),
+    apiKey: Options.redacted("api-key").pipe(
+      Options.optional,
+      Options.withDescription("The provider's key: stored encrypted, never shown again (kept if left out and provider and base URL stay)")
+    ),
+    removeApiKey: Options.boolean("remove-api-key").pipe(Options.withDescription("Remove the stored key")),
+    baseUrl: Options.text("base-url").pipe(
+      Options.optional,
+      Options.withDescription("Base URL ending in /v1, e.g. http://localhost:11434/v1 (Ollama); default: the vendor's")
+    ),
+    openAiApi: Options.choice("openai-api", ["chat", "responses"]).pipe(
+      Options.optional,
+      Options.withDescription("openai only: chat (/chat/completions) or responses; default chat with a base URL, else responses")
+    )
+  },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.gen(function*() {
+        if (conn.removeApiKey && Option.isSome(conn.apiKey)) {
+          return yield* new CliFailure({ message: "Give --api-key or --remove-api-key, not both" })
+        }
+        const payload: AiSettingsUpdate = {
+          provider: conn.provider,
+          ...Option.match(conn.model, { onNone: () => ({}), onSome: (model) => ({ model }) }),
+          ...Option.match(conn.baseUrl, { onNone: () => ({}), onSome: (baseUrl) => ({ baseUrl }) }),
+          ...Option.match(conn.openAiApi, { onNone: () => ({}), onSome: (openAiApi) => ({ openAiApi }) }),
+          ...(conn.removeApiKey
+            ? { apiKey: null }
+            : Option.match(conn.apiKey, { onNone: () => ({}), onSome: (key) => ({ apiKey: Redacted.value(key) }) }))
+        }
+        const settings = yield* client.setAiSettings({ path: { workspaceId: conn.workspaceId }, payload })
+        yield* print(conn, AiSettingsView, settings, describeAi)
+      }))
+).pipe(Command.withDescription("Give a workspace its own AI provider, model, base URL and key (replaces its settings)"))
+
+const aiShow = Command.make("show", { ...connection, workspaceId }, (conn) =>
+  admin(conn, (client) =>
+    Effect.flatMap(client.getAiSettings({ path: { workspaceId: conn.workspaceId } }), (settings) =>
+      print(conn, AiSettingsView, settings, describeAi)))
+).pipe(Command.withDescription("Show the model that answers a workspace (its own settings or the global default)"))
+
+const aiClear = Command.make("clear", { ...connection, workspaceId }, (conn) =>
+  admin(conn, (client) =>
+    Effect.gen(function*() {
+      yield* client.clearAiSettings({ path: { workspaceId: conn.workspaceId } })
+      const now = yield* client.getAiSettings({ path: { workspaceId: conn.workspaceId } })
+      yield* print(conn, AiSettingsView, now, (s) => `Removed the workspace's own AI settings and key.\n${describeAi(s)}`)
+    }))
+).pipe(Command.withDescription("Remove a workspace's own AI settings and key: the global default answers again"))
+
+const column = (text: string | number, width: number) => String(text).padEnd(width)
+
+const describeUsage = (report: AiUsageReport) => {
+  if (report.perDay.length === 0) return `No AI token use for workspace ${report.workspaceId} from ${report.from} to ${report.to} (UTC)`
+  const modelWidth = Math.max(5, ...report.perDay.map((row) => row.model.length)) + 2
+  const header = `${column("DAY", 12)}${column("PROVIDER", 11)}${column("MODEL", modelWidth)}${column("INPUT", 12)}${
+    column("OUTPUT", 12)
+  }REQUESTS`
+  const rows = report.perDay.map((row) =>
+    `${column(row.day, 12)}${column(row.provider, 11)}${column(row.model, modelWidth)}${column(row.inputTokens, 12)}${
+      column(row.outputTokens, 12)
+    }${row.requests}`
+  )
+  const total = `${column("Total", 23 + modelWidth)}${column(report.total.inputTokens, 12)}${
+    column(report.total.outputTokens, 12)
+  }${report.total.requests}`
+  return [`AI token use of workspace ${report.workspaceId}, ${report.from} to ${report.to} (UTC)`, header, ...rows, total]
+    .join("\n")
+}
+
+const aiUsage = Command.make(
+  "usage",
+  {
+    ...connection,
+    workspaceId,
+    days: Options.integer("days").pipe(Options.withDefault(30), Options.withDescription("Days back, today included (1-366)"))
+  },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.gen(function*() {
+        if (conn.days < 1 || conn.days > 366) {
+          return yield* new CliFailure({ message: "--days should be between 1 and 366" })
+        }
+        const report = yield* client.getAiUsage({ path: { workspaceId: conn.workspaceId }, urlParams: { days: conn.days } })
+        yield* print(conn, AiUsageReport, report, describeUsage)
+      }))
+).pipe(Command.withDescription("A workspace's AI token use per day, provider and model"))
+
+const ai = Command.make("ai").pipe(
+  Command.withSubcommands([aiSet, aiShow, aiClear, aiUsage]),
+  Command.withDescription("Per-workspace AI settings and token use")
+)
+
 // Deliveries belong to a workspace: these commands use its API token, not the admin token.
 const apiToken = Options.redacted("token").pipe(
   Options.withDescription("A workspace API token (env PARLEY_TOKEN)"),
@@ -449,7 +599,7 @@ const migrateCommand = Command.make("migrate", {}, () =>
 ).pipe(Command.withDescription("Run the database migrations and exit"))
 
 export const parley = Command.make("parley").pipe(
-  Command.withSubcommands([serve, migrateCommand, workspace, token, secret, integration, tone, kb, deliveries]),
+  Command.withSubcommands([serve, migrateCommand, workspace, token, secret, secrets, integration, tone, kb, ai, deliveries]),
   Command.withDescription("Parley: AI customer-support integration service")
 )
 

@@ -22,8 +22,26 @@ export const DatabaseUrl = Config.option(Config.redacted("DATABASE_URL"))
 export const DataDir = Config.string("PARLEY_DATA_DIR").pipe(Config.withDefault("./.parley"))
 export const DatabasePoolSize = Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
 
+/** Every wait on PostgreSQL is bounded (not the embedded database, which cannot be unreachable). */
+export const DatabaseTimeouts = Config.all({
+  /** Connecting, and waiting for a free connection of the pool. */
+  connect: Config.duration("DATABASE_CONNECT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(5))),
+  /**
+   * One statement, enforced by PostgreSQL (`statement_timeout`); a connection silent 2 s longer is
+   * closed by Parley (the network is gone). 0 turns both off (e.g. for a long migration).
+   */
+  statement: Config.duration("DATABASE_STATEMENT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(15))),
+  /** A transaction left idle this long is ended by PostgreSQL (`idle_in_transaction_session_timeout`). */
+  idleInTransaction: Config.duration("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT").pipe(
+    Config.withDefault(Duration.seconds(30))
+  )
+})
+export type DatabaseTimeouts = Config.Config.Success<typeof DatabaseTimeouts>
+
 export const AdminToken = Config.option(Config.redacted("PARLEY_ADMIN_TOKEN"))
 export const EncryptionKey = Config.option(Config.redacted("PARLEY_ENCRYPTION_KEY"))
+/** The key before a rotation: still opens what it sealed, until `parley secrets reencrypt` re-seals it. */
+export const EncryptionKeyPrevious = Config.option(Config.redacted("PARLEY_ENCRYPTION_KEY_PREVIOUS"))
 
 /** Largest accepted request body, in bytes (PRODUCT.md §3: 1 MiB). */
 export const BodyLimit = Config.integer("PARLEY_BODY_LIMIT").pipe(Config.withDefault(1024 * 1024))
@@ -36,6 +54,12 @@ export const MaxAttachments = Config.integer("PARLEY_MAX_ATTACHMENTS").pipe(Conf
 export const SecretRotationGrace = Config.duration("PARLEY_SECRET_ROTATION_GRACE").pipe(
   Config.withDefault("24 hours")
 )
+
+/**
+ * How long a valid API token's lookup is remembered. Revoking through this instance takes effect at
+ * once; another instance sharing the database may accept a revoked token for up to this long. 0 = off.
+ */
+export const TokenCacheTtl = Config.duration("PARLEY_TOKEN_CACHE_TTL").pipe(Config.withDefault(Duration.seconds(1)))
 
 /** Whether the first start of an empty database creates a demo workspace. */
 export const SeedDemo = Config.boolean("PARLEY_SEED_DEMO").pipe(Config.withDefault(true))
@@ -62,8 +86,16 @@ export const EmbeddedConfig = Config.all({
 export const JobLease = Config.duration("JOB_LEASE").pipe(Config.withDefault(Duration.seconds(30)))
 
 export const WorkerConfig = Config.all({
-  /** Jobs one instance runs at once. */
-  concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(4)),
+  /** Replies (and other non-delivery jobs) one instance generates at once. */
+  concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(8)),
+  /** Of those, at most this many for one workspace at once (across instances). */
+  concurrencyPerWorkspace: Config.integer("WORKER_CONCURRENCY_PER_WORKSPACE").pipe(Config.withDefault(4)),
+  /** Webhook deliveries one instance has in flight at once (they wait on the network, not the CPU). */
+  deliveryConcurrency: Config.integer("DELIVERY_CONCURRENCY").pipe(Config.withDefault(64)),
+  /** Of those, at most this many to one integration at once (across instances): a slow receiver costs only its own. */
+  deliveryConcurrencyPerIntegration: Config.integer("DELIVERY_CONCURRENCY_PER_INTEGRATION").pipe(
+    Config.withDefault(8)
+  ),
   /** Idle workers look for due jobs this often (besides LISTEN/NOTIFY on PostgreSQL). */
   pollInterval: Config.duration("JOB_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
   /** On shutdown, running jobs get this long to finish before they are given back. */
@@ -90,6 +122,9 @@ export const DeliveryConfig = Config.all({
   timeout: Config.duration("DELIVERY_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10)))
 })
 export type DeliveryConfig = Config.Config.Success<typeof DeliveryConfig>
+
+/** One access record per HTTP request (at `info`; `/health/*` at `debug`); `false` turns them off. */
+export const LogRequests = Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
 
 /** Port of the Prometheus `/metrics` endpoint (a server of its own, apart from `PORT`); unset: none. */
 export const MetricsPort = Config.option(Config.port("METRICS_PORT"))
@@ -118,6 +153,16 @@ export const AiRetryBudget = Config.duration("AI_RETRY_BUDGET").pipe(Config.with
 export const AiMaxRetries = Config.integer("AI_MAX_RETRIES").pipe(Config.withDefault(5))
 /** Model calls of one reply at most (the agent's tool loop). */
 export const AiMaxTurns = Config.integer("AI_MAX_TURNS").pipe(Config.withDefault(6))
+
+export const DEFAULT_FALLBACK_MESSAGE = "I'm sorry, I can't answer right now. Please try again in a few minutes."
+
+/**
+ * What the customer gets when the model cannot be reached within the retry budget and the integration
+ * has no `escalation` (with it, the conversation is handed over instead).
+ */
+export const AiFallbackMessage = Config.nonEmptyString("AI_FALLBACK_MESSAGE").pipe(
+  Config.withDefault(DEFAULT_FALLBACK_MESSAGE)
+)
 
 /**
  * The global default model: none with `AI_PROVIDER=embedded`. `AI_MODEL` is required otherwise, and

@@ -20,6 +20,7 @@ import { Api } from "./Api.js"
 import { generateToken } from "./Auth/Crypto.js"
 import { verifyWebhook } from "./Delivery/Signature.js"
 import { makeApp } from "./App.js"
+import { createServer } from "./NodeServer.js"
 import { TelemetryLive } from "./Observability/Telemetry.js"
 import { SqlLive } from "./Sql.js"
 
@@ -182,12 +183,14 @@ const config = ConfigProvider.fromMap(
     ["PARLEY_SEED_DEMO", "false"],
     ["PORT", "0"],
     ["HOST", "127.0.0.1"],
-    ["JOB_POLL_INTERVAL", "200 millis"]
+    ["JOB_POLL_INTERVAL", "200 millis"],
+    // The demo tells its own story; one access record per request of it would drown it.
+    ["LOG_REQUESTS", "false"]
   ])
 ).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
 
 const DemoLive = makeApp({
-  server: NodeHttpServer.layer(http.createServer, { port: 0, host: "127.0.0.1" }),
+  server: NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }),
   database: SqlLive
 }).pipe(
   // With OTEL_EXPORTER_OTLP_ENDPOINT set, the demo's traces are exported like Parley's.

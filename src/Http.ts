@@ -7,6 +7,7 @@
  * - malformed JSON is 422 `json_invalid` (an empty body `missing`), a JSON body nested deeper than
  *   `MAX_JSON_DEPTH` too (JSON.parse would overflow the stack), a body over the limit 413;
  * - 401 gets `WWW-Authenticate: Bearer`, 429 `Retry-After`, an unknown route 404 `{"detail":"Not Found"}`;
+ * - the database out of reach answers 503 `{"detail"}` with `Retry-After` (see `isDatabaseUnavailable`);
  * - a defect is logged and answers 500 `{"detail":"Internal error","traceId"}`, never a stack trace.
  * Typed domain errors (404, 409, 422) are encoded by their own schemas after this.
  * `HttpLive` has no server of its own: `main` gives it Node's, tests a test server.
@@ -18,7 +19,6 @@ import {
   HttpApiError,
   HttpApiScalar,
   HttpIncomingMessage,
-  HttpServer,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
@@ -37,8 +37,8 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import * as crypto from "node:crypto"
-import { createServer } from "node:http"
 import { AdminHttpLive } from "./Admin/Http.js"
+import { RepliesHttpLive } from "./Ai/Http.js"
 import { Api } from "./Api.js"
 import { AdminAuthLive, HelpdeskAuthLive, WorkspaceAuthLive } from "./Auth/Http.js"
 import * as AppConfig from "./Config.js"
@@ -50,7 +50,10 @@ import { formatIssue, type Location, type ValidationItem } from "./Domain/Valida
 import { HealthHttpLive } from "./Health/Http.js"
 import { HelpdeskHttpLive } from "./Helpdesk/Http.js"
 import { IntegrationsHttpLive } from "./Integrations/Http.js"
+import { createServer } from "./NodeServer.js"
+import { serveWithAccessLog } from "./Observability/AccessLog.js"
 import { httpDuration, httpRequests } from "./Observability/Metrics.js"
+import { isDatabaseUnavailable } from "./Sql.js"
 
 /** Deepest JSON nesting a body may have (objects and arrays). */
 const MAX_JSON_DEPTH = 64
@@ -108,6 +111,13 @@ const unprocessable = (detail: ReadonlyArray<ValidationItem>) => json(422, { det
 const jsonInvalid = (msg: string) => unprocessable([{ loc: ["body"], msg, type: "json_invalid" }])
 
 const tooLarge = json(413, { detail: "Request body too large" })
+
+/** Seconds a client is told to wait while the database is unavailable. */
+const DATABASE_RETRY_AFTER = 5
+
+const databaseUnavailable = json(503, { detail: "Service temporarily unavailable: the database cannot be reached" }, {
+  "retry-after": String(DATABASE_RETRY_AFTER)
+})
 
 const errorStatus: Record<string, number> = {
   NotFound: 404,
@@ -276,6 +286,13 @@ const EdgeLive = HttpApiBuilder.middleware(
         const internal = (cause: Cause.Cause<unknown>) =>
           Effect.gen(function*() {
             const id = yield* traceId
+            if (isDatabaseUnavailable(cause)) {
+              const reason = Cause.squash(cause)
+              yield* Effect.logWarning("Database unavailable; answered 503").pipe(
+                Effect.annotateLogs({ traceId: id, error: reason instanceof Error ? reason.message : String(reason) })
+              )
+              return databaseUnavailable
+            }
             yield* Effect.logError("Unexpected failure answered 500", cause).pipe(Effect.annotateLogs("traceId", id))
             return json(500, { detail: "Internal error", traceId: id })
           })
@@ -311,26 +328,18 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     HelpdeskHttpLive,
     AdminHttpLive,
     HealthHttpLive,
-    DeliveriesHttpLive
+    DeliveriesHttpLive,
+    RepliesHttpLive
   ]),
   Layer.provide(AuthLive)
 )
 
 /** Serves the API on whatever `HttpServer` is provided. */
-export const HttpLive = HttpApiBuilder.serve().pipe(
+export const HttpLive = serveWithAccessLog.pipe(
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(EdgeLive),
   Layer.provide(ApiLive)
-)
-
-export const announce = Layer.effectDiscard(
-  Effect.flatMap(HttpServer.HttpServer, (server) =>
-    server.address._tag === "TcpAddress"
-      ? Effect.logInfo(`Parley is listening on http://localhost:${server.address.port} (API docs at /docs)`).pipe(
-        Effect.annotateLogs({ port: server.address.port })
-      )
-      : Effect.void)
 )
 
 /**

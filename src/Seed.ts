@@ -54,7 +54,8 @@ const seedDemo = Effect.gen(function*() {
     fs.mkdirSync(path.dirname(file), { recursive: true })
     fs.writeFileSync(file, env.join("\n") + "\n", { mode: 0o600 })
   }).pipe(Effect.orDie)
-  yield* Console.log(
+  // A banner for the person at the terminal, on stderr: stdout is the log stream.
+  yield* Console.error(
     [
       `Empty database: created a demo workspace, integration and ${demoArticles.length} knowledge-base articles.`,
       ...env.map((line) => `  ${line}`),

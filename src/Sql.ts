@@ -11,14 +11,21 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as String from "effect/String"
+import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
+import { createRequire } from "node:module"
 import * as path from "node:path"
+import pg from "pg"
 import * as AppConfig from "./Config.js"
+import { DatabaseUnavailable } from "./Domain/Errors.js"
 import { migrations } from "./migrations/index.js"
 
 const clientOptions = {
@@ -41,6 +48,31 @@ export class DatabaseKind extends Context.Tag("Parley/DatabaseKind")<
  * concurrent connections (a Parse of one, then the Bind of another): more than one connection
  * corrupts queries. One connection serializes everything, which is what PGlite does anyway.
  */
+/**
+ * The one-connection pool to the embedded database. Its client forgets the backend's process id: an
+ * interrupted statement (a client that hung up mid-request) then just has its result dropped, instead
+ * of sql-pg sending `pg_cancel_backend` through the pool — which, the pool's only connection being the
+ * one to cancel, waited 5 s for a connection and stalled every request meanwhile. PGlite ignores
+ * cancellation anyway; the statement finishes and the next one queues behind it on the connection.
+ */
+const embeddedPool = (port: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const pool = new pg.Pool({
+        host: "127.0.0.1",
+        port,
+        database: "postgres",
+        user: "postgres",
+        max: 1,
+        application_name: clientOptions.applicationName
+      })
+      pool.on("error", () => {})
+      pool.on("connect", (client) => void Reflect.deleteProperty(client, "processID"))
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
+  )
+
 export const layerPGlite = (
   acquire: Effect.Effect<PGlite, unknown>
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseKind, unknown> =>
@@ -54,30 +86,110 @@ export const layerPGlite = (
       )
       const port = Number(server.getServerConn().split(":").pop())
       return Layer.merge(
-        PgClient.layer({
-          ...clientOptions,
-          host: "127.0.0.1",
-          port,
-          database: "postgres",
-          username: "postgres",
-          maxConnections: 1
-        }),
+        PgClient.layerFromPool({ ...clientOptions, acquire: embeddedPool(port) }),
         Layer.succeed(DatabaseKind, { embedded: true })
       )
     })
   )
 
 /** PGlite persisted in a folder (created if missing). */
-const openDataDir = (dataDir: string) =>
-  Effect.tryPromise(async () => {
-    const folder = path.resolve(dataDir, "pgdata")
-    fs.mkdirSync(folder, { recursive: true })
-    return PGlite.create(folder)
+/**
+ * PGlite's own default is PostgreSQL's 128 MB of shared buffers inside a WebAssembly memory that never
+ * shrinks; an embedded database's working set is far smaller, and the rest is the OS's file cache.
+ */
+const EMBEDDED_SHARED_BUFFERS = "32MB"
+
+/**
+ * Creates the database cluster of a new data folder in a child process. `initdb` grows PGlite's
+ * WebAssembly memory to ~600 MB that the process never gives back: done in-process, Parley idled at
+ * ~870 MB; opening the initialised folder afresh takes ~160 MB.
+ */
+const initialize = (folder: string) =>
+  Effect.tryPromise({
+    try: () =>
+      new Promise<void>((resolve, reject) => {
+        const pglite = createRequire(import.meta.url).resolve("@electric-sql/pglite")
+        // The folder is the script's first argument (`node -e script folder`: process.argv[1]).
+        const script = `const { PGlite } = require(${JSON.stringify(pglite)});
+          PGlite.create(process.argv[1]).then((db) => db.close());`
+        childProcess.execFile(
+          process.execPath,
+          ["-e", script, folder],
+          (error, _stdout, stderr) =>
+            error === null ? resolve() : reject(new Error(`Creating the embedded database failed: ${stderr}`, { cause: error }))
+        )
+      }),
+    catch: (cause) => cause
   })
 
-export const layerUrl = (url: Parameters<typeof PgClient.layer>[0]["url"], poolSize: number) =>
+const openDataDir = (dataDir: string) =>
+  Effect.gen(function*() {
+    const folder = path.resolve(dataDir, "pgdata")
+    fs.mkdirSync(folder, { recursive: true })
+    if (!fs.existsSync(path.join(folder, "PG_VERSION"))) yield* initialize(folder)
+    return yield* Effect.tryPromise(() =>
+      PGlite.create(folder, {
+        startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`]
+      })
+    )
+  })
+
+/** How long Parley waits for an answer after PostgreSQL's own `statement_timeout` should have fired. */
+const ANSWER_GRACE_MS = 2_000
+
+export const defaultTimeouts: AppConfig.DatabaseTimeouts = {
+  connect: Duration.seconds(5),
+  statement: Duration.seconds(15),
+  idleInTransaction: Duration.seconds(30)
+}
+
+/**
+ * A connection that says nothing for `silenceMs` is dead: its socket is destroyed, which fails what
+ * waits on it and makes the pool drop it. (node-postgres's own `query_timeout` gives up on the query
+ * but keeps the connection, with the query still in flight and the statements queued behind it, e.g.
+ * a transaction's ROLLBACK, silently dropped: after a partition heals, the next user of that
+ * connection finds a transaction still open.) Idle pooled connections are closed by the pool sooner
+ * (10 s) unless `silenceMs` is shorter, which costs only a reconnection.
+ */
+const silenceBoundedSocket = (silenceMs: number) => (): net.Socket => {
+  const socket = new net.Socket()
+  if (silenceMs > 0) {
+    socket.setTimeout(silenceMs, () =>
+      socket.destroy(Object.assign(new Error(`PostgreSQL sent nothing for ${silenceMs} ms`), { code: "ETIMEDOUT" })))
+  }
+  return socket
+}
+
+/**
+ * A pool whose every wait is bounded: connecting and waiting for a free connection
+ * (`connectionTimeoutMillis`), a statement on the server (`statement_timeout`) and, for a network that
+ * stopped answering, on the client (a connection silent for 2 s longer than that is closed), and a
+ * transaction left open (`idle_in_transaction_session_timeout`).
+ */
+const boundedPool = (url: Redacted.Redacted, poolSize: number, timeouts: AppConfig.DatabaseTimeouts) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const statementMs = Duration.toMillis(timeouts.statement)
+      const pool = new pg.Pool({
+        connectionString: Redacted.value(url),
+        max: poolSize,
+        application_name: clientOptions.applicationName,
+        connectionTimeoutMillis: Duration.toMillis(timeouts.connect),
+        statement_timeout: statementMs,
+        idle_in_transaction_session_timeout: Duration.toMillis(timeouts.idleInTransaction),
+        stream: silenceBoundedSocket(statementMs > 0 ? statementMs + ANSWER_GRACE_MS : 0),
+        keepAlive: true
+      })
+      // An idle connection that breaks emits here; the pool drops it. Unhandled, it would end the process.
+      pool.on("error", () => {})
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+export const layerUrl = (url: Redacted.Redacted, poolSize: number, timeouts: AppConfig.DatabaseTimeouts = defaultTimeouts) =>
   Layer.merge(
-    PgClient.layer({ ...clientOptions, url, maxConnections: poolSize }),
+    PgClient.layerFromPool({ ...clientOptions, acquire: boundedPool(url, poolSize, timeouts) }),
     Layer.succeed(DatabaseKind, { embedded: false })
   )
 
@@ -92,8 +204,9 @@ export const SqlLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const url = yield* AppConfig.DatabaseUrl
     const poolSize = yield* AppConfig.DatabasePoolSize
+    const timeouts = yield* AppConfig.DatabaseTimeouts
     const client = Option.match(url, {
-      onSome: (url) => layerUrl(url, poolSize),
+      onSome: (url) => layerUrl(url, poolSize, timeouts),
       onNone: () =>
         Layer.unwrapEffect(
           Effect.map(AppConfig.DataDir, (dataDir) => layerPGlite(openDataDir(dataDir)))
@@ -106,8 +219,57 @@ export const SqlLive = Layer.unwrapEffect(
 type Infrastructure = SqlError.SqlError | ParseResult.ParseError | Cause.NoSuchElementException
 
 /**
+ * Error codes that mean the database is out of reach or not answering, not that a statement is wrong:
+ * the network's (refused, reset, timed out, unreachable, unresolvable), and PostgreSQL's shutting down
+ * (57P01–57P03), too many connections (53300), statement cancelled by its time-out (57014), idle
+ * transaction ended (25P03); every SQLSTATE of class 08 (connection exception) too.
+ */
+const unavailableCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EPIPE",
+  "57P01",
+  "57P02",
+  "57P03",
+  "53300",
+  "57014",
+  "25P03"
+])
+
+/** The messages of node-postgres's own connection failures and time-outs (they carry no code). */
+const unavailableMessage =
+  /timeout exceeded when trying to connect|Connection terminated|Query read timeout|not queryable|Connection timed out|Connection error/i
+
+/** Whether an error (or one of its causes) says the database is unreachable or did not answer in time. */
+export const isConnectionFailure = (error: unknown, depth = 0): boolean => {
+  if (depth > 6 || typeof error !== "object" || error === null) return false
+  if (error instanceof DatabaseUnavailable) return true
+  const code = "code" in error && typeof error.code === "string" ? error.code : ""
+  if (unavailableCodes.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true
+  // A SqlError's own message ("Failed to execute statement") says nothing; its cause does.
+  if (!(error instanceof SqlError.SqlError) && error instanceof Error && unavailableMessage.test(error.message)) return true
+  if (error instanceof AggregateError && error.errors.some((inner) => isConnectionFailure(inner, depth + 1))) return true
+  return "cause" in error && isConnectionFailure(error.cause, depth + 1)
+}
+
+/** Whether a failure, typed or defect, is the database being unavailable (answered 503, not 500). */
+export const isDatabaseUnavailable = (cause: Cause.Cause<unknown>): boolean =>
+  [...Cause.defects(cause), ...Cause.failures(cause)].some((error) => isConnectionFailure(error))
+
+const causeMessage = (error: SqlError.SqlError): string =>
+  error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message
+
+/**
  * Database failures, rows that do not decode and a missing row a statement must return are defects at
  * a service's boundary: they answer 500 with a trace id, while the service's own failures stay typed.
+ * A database out of reach is the defect `DatabaseUnavailable`, answered 503 with `Retry-After`.
  */
 export const orDieSql = <A, E, R>(
   effect: Effect.Effect<A, E, R>
@@ -116,5 +278,10 @@ export const orDieSql = <A, E, R>(
     effect,
     (error): error is Extract<E, Infrastructure> =>
       error instanceof SqlError.SqlError || ParseResult.isParseError(error) || Cause.isNoSuchElementException(error),
-    Effect.die
+    (error) =>
+      Effect.die(
+        error instanceof SqlError.SqlError && isConnectionFailure(error)
+          ? new DatabaseUnavailable({ detail: causeMessage(error) })
+          : error
+      )
   )

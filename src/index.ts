@@ -31,3 +31,5 @@ export const makeClient = (options: { readonly baseUrl: string; readonly token: 
 export { signatureHeaders, verifyWebhook } from "./Delivery/Signature.js"
 export type { VerifyInput, VerifyResult } from "./Delivery/Signature.js"
 export * from "./Domain/Delivery.js"
+export * from "./Domain/EventData.js"
+export * from "./Domain/WebhookEvent.js"

@@ -2,4 +2,5 @@ import { NodeRuntime } from "@effect/platform-node"
 import * as Layer from "effect/Layer"
 import { AppLive } from "./App.js"
 
-Layer.launch(AppLive).pipe(NodeRuntime.runMain)
+// AppLive logs its own start failure, in the configured format: runMain must not print it again (in its own).
+Layer.launch(AppLive).pipe(NodeRuntime.runMain({ disableErrorReporting: true }))

@@ -6,11 +6,11 @@ import { freePort, sleep, spawnLogged, stopChild } from "./proc.mjs"
 /** Parley's default DATABASE_POOL_SIZE: the baseline gets the same pool. */
 export const POOL_SIZE = 10
 
-export const startBaseline = async ({ databaseUrl, logDir, label = "baseline" }) => {
+export const startBaseline = async ({ databaseUrl, logDir, label = "baseline", env = {} }) => {
   const port = await freePort()
   const logFile = join(logDir, `${label}.log`)
   const child = spawnLogged(process.execPath, [join(repoRoot, "bench", "baseline-server.mjs")], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), DATABASE_POOL_SIZE: String(POOL_SIZE) },
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), DATABASE_POOL_SIZE: String(POOL_SIZE), ...env },
     cwd: repoRoot,
     logFile
   })

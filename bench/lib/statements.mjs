@@ -1,41 +1,39 @@
 // Parley's SQL for one message-received with syncOnly, written out for the baselines. Observed on the
-// wire (see the `sql` scenario and bench/README.md) at commit 8cb8b0e; the `sql` scenario compares these
+// wire (see the `sql` scenario and bench/README.md) after the redesign and the fair queue (issue 9); the `sql` scenario compares these
 // with what Parley sends at every run and reports any difference, so drift after a redesign is visible.
 //
 // Parley sends the two look-ups outside the transaction (each on whatever pooled connection is free),
-// then BEGIN, five statements, COMMIT on one connection.
+// then BEGIN, six statements, COMMIT on one connection. The token look-up is cached for
+// PARLEY_TOKEN_CACHE_TTL (1 s): under load it is one statement per second, not per request; the
+// baseline caches it the same way (BASELINE_TOKEN_CACHE_TTL_MS), and the `sql` scenario turns both
+// caches off so that every request sends the whole list.
 
-export const TOKEN_LOOKUP = `SELECT id, workspace_id, name, created_at, revoked_at FROM api_tokens
-            WHERE token_hash = $1 AND revoked_at IS NULL`
+export const TOKEN_LOOKUP = `SELECT * FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL`
 
-export const INTEGRATION_LOOKUP = `SELECT id, workspace_id, kind, settings, created_at FROM integrations
-            WHERE id = $1 AND workspace_id = $2`
+export const INTEGRATION_LOOKUP = `SELECT * FROM integrations WHERE id = $1 AND workspace_id = $2`
 
 export const IDEMPOTENCY_CHECK = `SELECT * FROM messages WHERE integration_id = $1 AND external_id = $2`
 
 export const CUSTOMER_UPSERT = `INSERT INTO customers (id, workspace_id) VALUES ($1, $2)
             ON CONFLICT (workspace_id, id) DO UPDATE SET updated_at = customers.updated_at RETURNING *`
 
-export const CONVERSATION_INSERT = `INSERT INTO conversations ("workspace_id","integration_id","external_id","customer_id","channel","status") VALUES ($1,$2,$3,$4,$5,$6)
+export const CONVERSATION_INSERT = `INSERT INTO conversations ("workspace_id","integration_id","external_id","status","customer_id","channel") VALUES ($1,$2,$3,$4,$5,$6)
             ON CONFLICT (integration_id, external_id) DO NOTHING`
 
-export const CONVERSATION_LOCK = `SELECT id, workspace_id, integration_id, external_id, customer_id, channel, status, created_at FROM conversations
-              WHERE integration_id = $1 AND external_id = $2 FOR UPDATE`
+export const CONVERSATION_LOCK = `SELECT * FROM conversations WHERE integration_id = $1 AND external_id = $2 FOR UPDATE`
 
-export const MESSAGE_INSERT = `INSERT INTO messages (conversation_id, integration_id, external_id, role, type, text, attachments,
-                                  sent_at, sync_only, request_context, is_suggestion, agent_info)
-            VALUES ($1, $2, $3, $4, $5,
-                    $6, $7::jsonb, $8, $9,
-                    $10::jsonb, $11, $12::jsonb)
-            ON CONFLICT (integration_id, external_id) DO NOTHING
-            RETURNING *`
+export const MESSAGE_INSERT = `INSERT INTO messages ("conversation_id","integration_id","external_id","role","sent_at","type","text","attachments","is_suggestion","agent_info","sync_only","request_context","reply_to") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13)
+            ON CONFLICT (integration_id, external_id) DO NOTHING RETURNING *`
 
-export const FIRST_UNREAD = `SELECT m.id FROM messages m
-        WHERE m.conversation_id = $1 AND m.role = 'human' AND m.type = 'default'
-          AND NOT EXISTS (
-            SELECT 1 FROM messages r
-            WHERE r.conversation_id = m.conversation_id AND r.role IN ('ai', 'agent') AND r.type = 'default'
-              AND (r.sent_at, r.created_at) >= (m.sent_at, m.created_at))
+export const FIRST_UNREAD = `WITH answered AS MATERIALIZED (
+          SELECT r.sent_at, r.created_at FROM messages r
+          WHERE r.conversation_id = $1 AND r.role IN ('ai', 'agent') AND r.type = 'default'
+          ORDER BY r.sent_at DESC, r.created_at DESC LIMIT 1)
+        SELECT m.id FROM messages m
+        WHERE m.conversation_id = $2 AND m.role = 'human' AND m.type = 'default'
+          AND (m.sent_at, m.created_at) > (
+            coalesce((SELECT sent_at FROM answered), '-infinity'),
+            coalesce((SELECT created_at FROM answered), '-infinity'))
         ORDER BY m.sent_at, m.created_at LIMIT 1`
 
 /** In the order Parley sends them for a new message (BEGIN and COMMIT included). */

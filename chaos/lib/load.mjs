@@ -44,6 +44,8 @@ export const makeStats = () => ({
   fiveHundreds: 0,
   gaveUp: 0,
   latencies: [],
+  /** Request latencies by answer status: how fast a 503 comes during an outage. */
+  latenciesByStatus: new Map(),
   acked: new Map()
 })
 
@@ -84,6 +86,7 @@ export const runLoad = async ({ conversations, concurrency, targets, token, inte
         await response.text()
         stats.latencies.push(Date.now() - started)
         bump(stats.statuses, response.status)
+        stats.latenciesByStatus.set(response.status, [...(stats.latenciesByStatus.get(response.status) ?? []), Date.now() - started])
         if (response.status >= 500) stats.fiveHundreds++
         if (response.status === 200) {
           stats.acknowledged++

@@ -1,7 +1,11 @@
 /** What operators do through the admin API and the CLI, each one step against the services. */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Knowledge } from "../Ai/Knowledge.js"
+import { globalView, WorkspaceAiSettings } from "../Ai/Settings.js"
 import { Crypto } from "../Auth/Crypto.js"
+import * as AppConfig from "../Config.js"
+import type { AiSettingsUpdate } from "../Domain/AiSettings.js"
 import type { TokenId, WorkspaceId } from "../Domain/Ids.js"
 import type { NewIntegration } from "../Domain/Integration.js"
 import type { Article } from "../Domain/Knowledge.js"
@@ -10,12 +14,14 @@ import { Integrations } from "../Integrations/Integrations.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 
 export class Admin extends Effect.Service<Admin>()("Parley/Admin", {
-  dependencies: [Workspaces.Default, Integrations.Default, Knowledge.Default, Crypto.Default],
+  dependencies: [Workspaces.Default, Integrations.Default, Knowledge.Default, Crypto.Default, WorkspaceAiSettings.Default],
   effect: Effect.gen(function*() {
     const workspaces = yield* Workspaces
     const integrations = yield* Integrations
     const knowledge = yield* Knowledge
     const crypto = yield* Crypto
+    const aiSettings = yield* WorkspaceAiSettings
+    const globalModel = yield* AppConfig.globalModelSettings
 
     const createWorkspace = Effect.fn("Admin.createWorkspace")(function*(name: string) {
       const created = yield* workspaces.create(name)
@@ -57,6 +63,15 @@ export class Admin extends Effect.Service<Admin>()("Parley/Admin", {
       return yield* knowledge.listArticles(workspaceId)
     })
 
+    /** The workspace's own AI settings, else the global default's (the key shown as set or not). */
+    const getAiSettings = Effect.fn("Admin.getAiSettings")(function*(workspaceId: WorkspaceId) {
+      return Option.getOrElse(yield* aiSettings.get(workspaceId), () => globalView(workspaceId, globalModel))
+    })
+
+    const setAiSettings = Effect.fn("Admin.setAiSettings")(function*(workspaceId: WorkspaceId, input: AiSettingsUpdate) {
+      return yield* aiSettings.set(workspaceId, input)
+    })
+
     return {
       createWorkspace,
       listWorkspaces: workspaces.list,
@@ -70,7 +85,11 @@ export class Admin extends Effect.Service<Admin>()("Parley/Admin", {
       createTone: (id: WorkspaceId, tone: Pick<Tone, "name" | "instructions">) => workspaces.createTone(id, tone),
       listTones: (id: WorkspaceId) => workspaces.listTones(id),
       createArticle,
-      listArticles
+      listArticles,
+      getAiSettings,
+      setAiSettings,
+      clearAiSettings: (id: WorkspaceId) => Effect.asVoid(aiSettings.clear(id)),
+      getAiUsage: (id: WorkspaceId, days: number) => aiSettings.usage(id, days)
     } as const
   })
 }) {}

@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import * as Schema from "effect/Schema"
 import { AdminAuth } from "../Auth/Api.js"
+import { AiSettingsUpdate, AiSettingsView, AiUsageReport, UsageDays } from "../Domain/AiSettings.js"
 import { NotFoundBody } from "../Domain/Errors.js"
 import { TokenId, WorkspaceId } from "../Domain/Ids.js"
 import { IntegrationJson, NewIntegration } from "../Domain/Integration.js"
@@ -100,6 +101,42 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .setPath(WorkspacePath)
       .addSuccess(Schema.Array(ArticleJson))
       .addError(NotFoundBody)
+  )
+  .add(
+    HttpApiEndpoint.get("getAiSettings", "/workspaces/:workspaceId/ai")
+      .setPath(WorkspacePath)
+      .addSuccess(AiSettingsView)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "The model that answers the workspace: its own settings, or the global default")
+      .annotate(OpenApi.Description, "The API key is never returned: only whether one is set and its last four characters.")
+  )
+  .add(
+    HttpApiEndpoint.put("setAiSettings", "/workspaces/:workspaceId/ai")
+      .setPath(WorkspacePath)
+      .setPayload(AiSettingsUpdate)
+      .addSuccess(AiSettingsView)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Give the workspace its own provider, model, base URL and API key")
+      .annotate(
+        OpenApi.Description,
+        "Replaces the workspace's settings. The key is stored encrypted (with PARLEY_ENCRYPTION_KEY) and never " +
+          "returned. Leaving apiKey out keeps the stored key while provider and baseUrl stay the same; null removes it."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("clearAiSettings", "/workspaces/:workspaceId/ai")
+      .setPath(WorkspacePath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Remove the workspace's own AI settings (and key): the global default answers again")
+  )
+  .add(
+    HttpApiEndpoint.get("getAiUsage", "/workspaces/:workspaceId/ai/usage")
+      .setPath(WorkspacePath)
+      .setUrlParams(Schema.Struct({ days: Schema.optionalWith(UsageDays, { default: () => 30 }) }))
+      .addSuccess(AiUsageReport)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Tokens the workspace used per day (UTC), provider and model, over the last `days` days")
   )
   .middleware(AdminAuth)
   .prefix("/admin/v1")

@@ -23,4 +23,11 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("listTones", ({ path }) => admin.listTones(path.workspaceId))
       .handle("createArticle", ({ path, payload }) => admin.createArticle(path.workspaceId, payload))
       .handle("listArticles", ({ path }) => admin.listArticles(path.workspaceId))
+      .handle("getAiSettings", ({ path }) => admin.getAiSettings(path.workspaceId))
+      .handle("setAiSettings", ({ path, payload }) =>
+        admin.setAiSettings(path.workspaceId, payload).pipe(
+          Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))
+        ))
+      .handle("clearAiSettings", ({ path }) => admin.clearAiSettings(path.workspaceId))
+      .handle("getAiUsage", ({ path, urlParams }) => admin.getAiUsage(path.workspaceId, urlParams.days))
   }))

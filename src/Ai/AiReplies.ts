@@ -1,12 +1,16 @@
 /**
- * The reply service behind `generate_reply`. Providers implement it: the embedded knowledge-base
- * responder (default, offline) now; LLM providers through @effect/ai plug in as other layers.
+ * The reply service behind `generate_reply`: one interface, two kinds of provider. The embedded
+ * knowledge-base responder (`Embedded.ts`, the offline default) and language models through @effect/ai
+ * (`ModelReplies.ts`: OpenAI, OpenAI-compatible servers, Anthropic), chosen per request by the
+ * `ReplyModel` the caller resolved (`ModelSettingsFor`).
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import type { Conversation, Message } from "../Domain/Conversation.js"
 import type { Integration } from "../Domain/Integration.js"
+import type { HistoryMessage, Passage, Provider, Tone, Usage } from "./Llm/Contract.js"
+import type { AiUnavailable } from "./Llm/Errors.js"
+import type { ReplyModel } from "./ModelSettingsFor.js"
 
 export interface ReplyRequest {
   readonly integration: Integration
@@ -15,29 +19,72 @@ export interface ReplyRequest {
   readonly history: ReadonlyArray<Message>
   /** The customer's messages this reply answers (those since the last AI or agent message). */
   readonly unanswered: ReadonlyArray<Message>
+  /** The model to use; absent: the embedded responder. */
+  readonly model?: ReplyModel
+  /** The tone for this reply (`firstResponseToneId` or `toneId`), when the `tone` flag is on. */
+  readonly tone?: Tone | null
 }
 
-export interface Source {
-  readonly title: string
-  readonly url: string | null
-}
+/**
+ * Why the AI handed a conversation over (the `escalate` event's `reason`):
+ * - `no_answer`: it could not answer (nothing relevant in the knowledge base, or the model reached no
+ *   answer within its turns);
+ * - `handover`: the model decided a person is needed (`escalate_to_human`; `detail` is its reason);
+ * - `ai_unavailable`: the model could not be reached within the retry budget.
+ */
+export type EscalationReason = "no_answer" | "handover" | "ai_unavailable"
+
+export type ReplyAction =
+  | { readonly _tag: "Answer" }
+  | {
+    readonly _tag: "Escalate"
+    readonly reason: EscalationReason
+    /** In words, for the human agent. */
+    readonly detail: string
+    /** For the human agent: what the customer wants. */
+    readonly summary: string
+  }
+  | { readonly _tag: "Close"; readonly summary: string }
 
 export interface Reply {
+  /**
+   * What the customer reads. With `Escalate` / `Close` it is the hand-over note or the goodbye, which
+   * the caller sends according to `messageInEscalation` / `messageInEndConversation`.
+   */
   readonly text: string
-  /** The AI hands the conversation to a person. */
-  readonly escalate: boolean
-  readonly sources: ReadonlyArray<Source>
-  readonly provider: string
-  /** Tokens used, when the provider counts them. */
-  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number }
+  readonly action: ReplyAction
+  /** The knowledge-base passages the reply is built on, with their articles' links. */
+  readonly citations: ReadonlyArray<Passage>
+  readonly provider: "embedded" | Provider
+  /** `null` for the embedded responder. */
+  readonly model: string | null
+  /** Summed over the model's turns; zero for the embedded responder. */
+  readonly usage: Usage
+  /** Model calls that answered (0 for the embedded responder). */
+  readonly turns: number
 }
 
-export class AiError extends Schema.TaggedError<AiError>()("AiError", {
-  message: Schema.String,
-  retryable: Schema.Boolean
-}) {}
+/** A conversation's title or summary. */
+export interface Generated {
+  readonly text: string
+  readonly usage: Usage
+}
+
+export interface TextRequest {
+  readonly model: ReplyModel
+  /** The conversation, oldest first. */
+  readonly history: ReadonlyArray<HistoryMessage>
+}
 
 export class AiReplies extends Context.Tag("Parley/AiReplies")<
   AiReplies,
-  { readonly reply: (request: ReplyRequest) => Effect.Effect<Reply, AiError> }
+  {
+    readonly reply: (request: ReplyRequest) => Effect.Effect<Reply, AiUnavailable>
+    /** A short title for the conversation (`conversationTitle`). */
+    readonly title: (request: TextRequest) => Effect.Effect<Generated, AiUnavailable>
+    /** A summary for the human agent (`conversationSummary`). */
+    readonly summary: (request: TextRequest) => Effect.Effect<Generated, AiUnavailable>
+  }
 >() {}
+
+export const noUsage: Usage = { inputTokens: 0, outputTokens: 0 }

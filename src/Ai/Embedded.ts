@@ -1,13 +1,18 @@
 /**
  * The embedded knowledge-base responder: answers with the best passages of the workspace's articles
  * and their links, or says honestly that it is passing the customer to a person when nothing is
- * relevant enough. Offline and deterministic.
+ * relevant enough. Offline and deterministic; its titles and summaries are extractive (the
+ * customer's own words), never invented.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as AppConfig from "../Config.js"
-import { AiReplies, type Reply, type Source } from "./AiReplies.js"
+import { aiRequests } from "../Observability/Metrics.js"
+import * as Metric from "effect/Metric"
+import { AiReplies, type Generated, noUsage, type Reply, type ReplyRequest } from "./AiReplies.js"
 import { type Hit, Knowledge } from "./Knowledge.js"
+import type { HistoryMessage, Passage } from "./Llm/Contract.js"
+import * as Prompts from "./Llm/Prompt.js"
 
 export const NO_ANSWER_TEXT =
   "I'm sorry, I couldn't find an answer to that in our help center. Could you rephrase it, or add a detail?"
@@ -15,6 +20,8 @@ export const NO_ANSWER_TEXT =
 export const ESCALATION_TEXT =
   "I couldn't find an answer to that in our help center, so I'm passing you to a person on our team. " +
   "They'll reply here shortly."
+
+export const NO_ANSWER_DETAIL = "No help-center article answers the customer's question."
 
 const MAX_EXCERPT = 600
 
@@ -27,50 +34,113 @@ const excerpt = (text: string): string => {
   return end > MAX_EXCERPT / 2 ? cut.slice(0, end + 1) : `${cut.trimEnd()}…`
 }
 
-const compose = (hits: ReadonlyArray<Hit>): { readonly text: string; readonly sources: Array<Source> } => {
-  const sources: Array<Source> = []
+export const toPassage = (hit: Hit): Passage => ({
+  articleId: hit.articleId,
+  title: hit.title,
+  url: hit.url,
+  heading: hit.heading,
+  text: hit.text
+})
+
+const compose = (hits: ReadonlyArray<Hit>): string => {
+  const sources: Array<{ readonly title: string; readonly url: string | null }> = []
   for (const hit of hits) {
     if (!sources.some((s) => s.title === hit.title)) sources.push({ title: hit.title, url: hit.url })
   }
   const passages = hits.map((hit) => excerpt(hit.text)).join("\n\n")
   const links = sources.map((s) => (s.url === null ? `“${s.title}”` : `“${s.title}”: ${s.url}`))
-  return { text: `${passages}\n\nMore in ${links.join(" and ")}.`, sources }
+  return `${passages}\n\nMore in ${links.join(" and ")}.`
 }
 
+const TITLE_WORDS = 10
+const SUMMARY_LINES = 6
+const SUMMARY_LINE_CHARS = 200
+
+/**
+ * The customer's first message that says something (three words or more, else the first one), cut to
+ * its first sentence and `TITLE_WORDS` words.
+ */
+export const extractiveTitle = (history: ReadonlyArray<HistoryMessage>): string => {
+  const asked = history.filter((m) => m.role === "human" && m.text.trim() !== "")
+  const words = (text: string) => text.trim().split(/\s+/)
+  const chosen = asked.find((m) => words(m.text).length >= 3) ?? asked[0]
+  if (chosen === undefined) return "Conversation"
+  const sentence = chosen.text.trim().split(/(?<=[.?!])\s|\n/)[0] ?? chosen.text
+  const cut = words(sentence)
+  const title = Prompts.cleanTitle(cut.slice(0, TITLE_WORDS).join(" ") + (cut.length > TITLE_WORDS ? "…" : ""))
+  return title === "" ? "Conversation" : title
+}
+
+/** The conversation's last lines, each cut short, as a transcript. */
+export const extractiveSummary = (history: ReadonlyArray<HistoryMessage>): string =>
+  Prompts.transcript(
+    history.filter((m) => m.text.trim() !== "").slice(-SUMMARY_LINES).map((m) => ({
+      ...m,
+      text: m.text.trim().length > SUMMARY_LINE_CHARS ? `${m.text.trim().slice(0, SUMMARY_LINE_CHARS - 1)}…` : m.text
+    }))
+  )
+
+export const makeEmbedded = Effect.gen(function*() {
+  const knowledge = yield* Knowledge
+  const config = yield* AppConfig.EmbeddedConfig
+
+  const reply = (request: ReplyRequest): Effect.Effect<Reply> =>
+    Effect.gen(function*() {
+      const question = request.unanswered.map((m) => m.text).join("\n")
+      const hits = yield* knowledge.search(request.conversation.workspaceId, question, 3)
+      const best = hits[0]
+      yield* Effect.annotateCurrentSpan({
+        "ai.provider": "embedded",
+        "ai.kb.best_score": best?.score ?? 0,
+        "ai.kb.best_relevance": best?.relevance ?? 0,
+        "ai.kb.best_coverage": best?.coverage ?? 0
+      })
+      yield* Metric.increment(Metric.tagged(Metric.tagged(aiRequests, "provider", "embedded"), "outcome", "success"))
+      const base = { provider: "embedded", model: null, usage: noUsage, turns: 0 } as const
+      if (best === undefined || best.relevance < config.minRelevance || best.coverage < config.minCoverage) {
+        // Honest either way: hand over when the integration allows it, otherwise say so.
+        return request.integration.settings.supportedFeatures.escalation
+          ? {
+            ...base,
+            text: ESCALATION_TEXT,
+            action: {
+              _tag: "Escalate",
+              reason: "no_answer",
+              detail: NO_ANSWER_DETAIL,
+              summary: Prompts.fallbackSummary(request.unanswered)
+            },
+            citations: []
+          } satisfies Reply
+          : { ...base, text: NO_ANSWER_TEXT, action: { _tag: "Answer" }, citations: [] } satisfies Reply
+      }
+      // A second passage joins when it is nearly as good and says something else.
+      const chosen = hits.filter((hit, i) =>
+        i === 0 || (hit.score >= best.score * 0.75 && hit.coverage >= config.minCoverage && hit.text !== best.text)
+      ).slice(0, 2)
+      return {
+        ...base,
+        text: compose(chosen),
+        action: { _tag: "Answer" },
+        citations: chosen.map(toPassage)
+      } satisfies Reply
+    }).pipe(Effect.withSpan("AiReplies.reply", { attributes: { "ai.provider": "embedded" } }))
+
+  const title = (history: ReadonlyArray<HistoryMessage>): Effect.Effect<Generated> =>
+    Effect.succeed({ text: extractiveTitle(history), usage: noUsage })
+
+  const summary = (history: ReadonlyArray<HistoryMessage>): Effect.Effect<Generated> =>
+    Effect.succeed({ text: extractiveSummary(history), usage: noUsage })
+
+  return { reply, title, summary } as const
+})
+
+/** The embedded responder as the only provider, whatever the request's model. */
 export const EmbeddedRepliesLive = Layer.effect(
   AiReplies,
-  Effect.gen(function*() {
-    const knowledge = yield* Knowledge
-    const config = yield* AppConfig.EmbeddedConfig
-    return AiReplies.of({
-      reply: (request) =>
-        Effect.gen(function*() {
-          const question = request.unanswered.map((m) => m.text).join("\n")
-          const hits = yield* knowledge.search(request.conversation.workspaceId, question, 3)
-          const best = hits[0]
-          yield* Effect.annotateCurrentSpan({
-            "ai.provider": "embedded",
-            "ai.kb.best_score": best?.score ?? 0,
-            "ai.kb.best_relevance": best?.relevance ?? 0,
-            "ai.kb.best_coverage": best?.coverage ?? 0
-          })
-          if (best === undefined || best.relevance < config.minRelevance || best.coverage < config.minCoverage) {
-            // Honest either way: hand over when the integration allows it, otherwise say so.
-            const escalate = request.integration.settings.supportedFeatures.escalation
-            return {
-              text: escalate ? ESCALATION_TEXT : NO_ANSWER_TEXT,
-              escalate,
-              sources: [],
-              provider: "embedded"
-            } satisfies Reply
-          }
-          // A second passage joins when it is nearly as good and says something else.
-          const chosen = hits.filter((hit, i) =>
-            i === 0 || (hit.score >= best.score * 0.75 && hit.coverage >= config.minCoverage && hit.text !== best.text)
-          ).slice(0, 2)
-          const { sources, text } = compose(chosen)
-          return { text, escalate: false, sources, provider: "embedded" } satisfies Reply
-        }).pipe(Effect.withSpan("AiReplies.reply", { attributes: { "ai.provider": "embedded" } }))
-    })
-  })
+  Effect.map(makeEmbedded, (embedded) =>
+    AiReplies.of({
+      reply: embedded.reply,
+      title: (request) => embedded.title(request.history),
+      summary: (request) => embedded.summary(request.history)
+    }))
 ).pipe(Layer.provide(Knowledge.Default))

@@ -35,7 +35,8 @@ export const AdminTokenLive = Layer.effect(
     }
     const file = path.resolve(yield* AppConfig.DataDir, "admin-token")
     const { created, token } = yield* Effect.orDie(readOrCreate(file))
-    yield* Console.log(
+    // For the developer at the terminal, on stderr (stdout is the log stream); development mode only.
+    yield* Console.error(
       `Admin token (development mode${created ? ", generated" : ""}; kept in ${file}): ${token}`
     )
     return Redacted.make(token)

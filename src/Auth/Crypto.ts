@@ -1,8 +1,10 @@
 /**
  * Credentials at rest. API tokens are random (32 bytes) and stored only as SHA-256 hashes: with that
  * much entropy a slow hash adds nothing, and a fast one lets every request look its token up by index.
- * Webhook secrets must be readable (Parley signs with them), so they are sealed with AES-256-GCM when
- * `PARLEY_ENCRYPTION_KEY` is set.
+ * Secrets Parley must read back (workspace webhook secrets, helpdesk webhook secrets, custom webhook
+ * header values, workspaces' AI provider keys) are sealed with AES-256-GCM when `PARLEY_ENCRYPTION_KEY` is set. After a key
+ * rotation, `PARLEY_ENCRYPTION_KEY_PREVIOUS` still opens what the old key sealed (GCM's tag tells the
+ * keys apart), until `parley secrets reencrypt` has re-sealed everything with the new one.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -10,7 +12,10 @@ import * as Redacted from "effect/Redacted"
 import * as crypto from "node:crypto"
 import * as AppConfig from "../Config.js"
 
-const SEALED_PREFIX = "aes256gcm:v1:"
+export const SEALED_PREFIX = "aes256gcm:v1:"
+
+/** Whether a stored value is sealed (values stored while no key was configured are not). */
+export const isSealed = (stored: string): boolean => stored.startsWith(SEALED_PREFIX)
 
 export const generateToken = (prefix: string): string => `${prefix}_${crypto.randomBytes(32).toString("base64url")}`
 
@@ -32,46 +37,76 @@ const parseKey = (raw: string): Buffer | undefined => {
   return key.length === 32 ? key : undefined
 }
 
+/** A configured key: none when unset or empty (e.g. `PARLEY_ENCRYPTION_KEY=` from a compose file). */
+const readKey = (name: string, configured: Option.Option<Redacted.Redacted>) =>
+  Option.match(Option.filter(configured, (raw) => Redacted.value(raw).trim() !== ""), {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (raw) => {
+      const key = parseKey(Redacted.value(raw))
+      return key ? Effect.succeed(key) : Effect.dieMessage(`${name} must be 32 bytes, as 64 hex characters or base64`)
+    }
+  })
+
+const sealWith = (key: Buffer, plaintext: string): string => {
+  const iv = crypto.randomBytes(12)
+  const cipher = crypto.createCipheriv("aes-256-gcm", key, iv)
+  const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
+  return `${SEALED_PREFIX}${iv.toString("base64")}:${cipher.getAuthTag().toString("base64")}:${body.toString("base64")}`
+}
+
+/** The plaintext of a sealed value, or undefined when `key` is not the key that sealed it. */
+const openWith = (key: Buffer, stored: string): string | undefined => {
+  try {
+    const [iv, tag, body] = stored.slice(SEALED_PREFIX.length).split(":")
+    const decipher = crypto.createDecipheriv("aes-256-gcm", key, Buffer.from(iv ?? "", "base64"))
+    decipher.setAuthTag(Buffer.from(tag ?? "", "base64"))
+    return Buffer.concat([decipher.update(Buffer.from(body ?? "", "base64")), decipher.final()]).toString("utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/** What a stored secret is, for `reencrypt`: plain text, sealed by the current key, by the previous one, or by neither. */
+export type SealState = "plain" | "current" | "previous" | "unreadable"
+
 export class Crypto extends Effect.Service<Crypto>()("Parley/Crypto", {
   effect: Effect.gen(function*() {
-    // An empty value (e.g. `PARLEY_ENCRYPTION_KEY=` from a compose file) means no key.
-    const configured = Option.filter(yield* AppConfig.EncryptionKey, (raw) => Redacted.value(raw).trim() !== "")
-    const key = yield* Option.match(configured, {
-      onNone: () => Effect.succeed(undefined),
-      onSome: (raw) => {
-        const key = parseKey(Redacted.value(raw))
-        return key
-          ? Effect.succeed(key)
-          : Effect.dieMessage("PARLEY_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64")
-      }
-    })
+    const key = yield* readKey("PARLEY_ENCRYPTION_KEY", yield* AppConfig.EncryptionKey)
+    const previous = yield* readKey("PARLEY_ENCRYPTION_KEY_PREVIOUS", yield* AppConfig.EncryptionKeyPrevious)
+    if (previous !== undefined && key === undefined) {
+      return yield* Effect.dieMessage("PARLEY_ENCRYPTION_KEY_PREVIOUS is set but PARLEY_ENCRYPTION_KEY is not")
+    }
 
     /** The value to store: sealed when a key is configured, as is otherwise. */
-    const seal = (plaintext: string): string => {
-      if (key === undefined) return plaintext
-      const iv = crypto.randomBytes(12)
-      const cipher = crypto.createCipheriv("aes-256-gcm", key, iv)
-      const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
-      return `${SEALED_PREFIX}${iv.toString("base64")}:${cipher.getAuthTag().toString("base64")}:${body.toString("base64")}`
+    const seal = (plaintext: string): string => key === undefined ? plaintext : sealWith(key, plaintext)
+
+    /**
+     * What `stored` should be under the current key, and what it was: plain text is sealed, what the
+     * previous key sealed is re-sealed, the rest is left as it is.
+     */
+    const reseal = (stored: string): { readonly state: SealState; readonly value: string } => {
+      if (!isSealed(stored)) return { state: "plain", value: seal(stored) }
+      if (key === undefined) return { state: "unreadable", value: stored }
+      if (openWith(key, stored) !== undefined) return { state: "current", value: stored }
+      const plaintext = previous !== undefined ? openWith(previous, stored) : undefined
+      return plaintext !== undefined
+        ? { state: "previous", value: sealWith(key, plaintext) }
+        : { state: "unreadable", value: stored }
     }
 
-    /** The plaintext of a stored value; a sealed value with no (or the wrong) key is a defect. */
-    const open = (stored: string): Effect.Effect<string> => {
-      if (!stored.startsWith(SEALED_PREFIX)) return Effect.succeed(stored)
-      if (key === undefined) {
-        return Effect.dieMessage("A webhook secret is encrypted but PARLEY_ENCRYPTION_KEY is not set")
-      }
-      return Effect.try({
-        try: () => {
-          const [iv, tag, body] = stored.slice(SEALED_PREFIX.length).split(":")
-          const decipher = crypto.createDecipheriv("aes-256-gcm", key, Buffer.from(iv ?? "", "base64"))
-          decipher.setAuthTag(Buffer.from(tag ?? "", "base64"))
-          return Buffer.concat([decipher.update(Buffer.from(body ?? "", "base64")), decipher.final()]).toString("utf8")
-        },
-        catch: () => new Error("A webhook secret could not be decrypted: is PARLEY_ENCRYPTION_KEY the key it was sealed with?")
-      }).pipe(Effect.orDie)
+    /**
+     * The plaintext of a stored value; a sealed value that neither key opens is a defect. `what` names
+     * the value in that defect's message.
+     */
+    const open = (stored: string, what = "A secret"): Effect.Effect<string> => {
+      if (!isSealed(stored)) return Effect.succeed(stored)
+      if (key === undefined) return Effect.dieMessage(`${what} is encrypted but PARLEY_ENCRYPTION_KEY is not set`)
+      const plaintext = openWith(key, stored) ?? (previous !== undefined ? openWith(previous, stored) : undefined)
+      return plaintext !== undefined ? Effect.succeed(plaintext) : Effect.dieMessage(
+        `${what} could not be decrypted: was it sealed with PARLEY_ENCRYPTION_KEY (or PARLEY_ENCRYPTION_KEY_PREVIOUS)?`
+      )
     }
 
-    return { seal, open, encrypting: key !== undefined } as const
+    return { seal, open, reseal, encrypting: key !== undefined } as const
   })
 }) {}

@@ -166,7 +166,7 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
           yield* queue.enqueue(
             GenerateReply,
             { conversationId: conversation.id, messageId: message.id },
-            { conversationId: conversation.id, delay: debounce }
+            { conversationId: conversation.id, group: integration.workspaceId, delay: debounce }
           )
         }
         return yield* received(message, conversation)

@@ -1,9 +1,19 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Conversation, type ConversationStatus, Message } from "../Domain/Conversation.js"
-import { ConversationId, IntegrationId, type MessageId, WorkspaceId } from "../Domain/Ids.js"
+import { ConversationId, type CustomerId, IntegrationId, type MessageId, WorkspaceId } from "../Domain/Ids.js"
+
+const PastConversationRow = Schema.Struct({
+  id: ConversationId,
+  createdAt: Schema.DateTimeUtcFromDate,
+  status: Schema.String,
+  title: Schema.NullOr(Schema.String)
+})
+
+const PastMessageRow = Schema.Struct({ conversationId: ConversationId, role: Schema.String, text: Schema.String })
 
 export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parley/ConversationsRepo", {
   effect: Effect.gen(function*() {
@@ -82,15 +92,22 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
             ON CONFLICT (reply_to) WHERE reply_to IS NOT NULL DO NOTHING RETURNING *`
     })
 
-    /** The customer's earliest message that no AI or agent message has answered yet. */
+    /**
+     * The customer's earliest message that no AI or agent message has answered yet: the first human
+     * message after the last answer. Two index probes on (conversation_id, sent_at, created_at), not an
+     * anti-join that rescans the conversation for every message (which grew with the square of its length).
+     */
     const firstUnreadMessageId = (conversationId: ConversationId) =>
       sql<{ readonly id: MessageId }>`
+        WITH answered AS MATERIALIZED (
+          SELECT r.sent_at, r.created_at FROM messages r
+          WHERE r.conversation_id = ${conversationId} AND r.role IN ('ai', 'agent') AND r.type = 'default'
+          ORDER BY r.sent_at DESC, r.created_at DESC LIMIT 1)
         SELECT m.id FROM messages m
         WHERE m.conversation_id = ${conversationId} AND m.role = 'human' AND m.type = 'default'
-          AND NOT EXISTS (
-            SELECT 1 FROM messages r
-            WHERE r.conversation_id = m.conversation_id AND r.role IN ('ai', 'agent') AND r.type = 'default'
-              AND (r.sent_at, r.created_at) >= (m.sent_at, m.created_at))
+          AND (m.sent_at, m.created_at) > (
+            coalesce((SELECT sent_at FROM answered), '-infinity'),
+            coalesce((SELECT created_at FROM answered), '-infinity'))
         ORDER BY m.sent_at, m.created_at LIMIT 1`.pipe(Effect.map((rows) => rows[0]?.id ?? null))
 
     const listMessages = SqlSchema.findAll({
@@ -99,7 +116,55 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
       execute: (conversationId) => sql`SELECT * FROM messages WHERE conversation_id = ${conversationId} ORDER BY sent_at, seq`
     })
 
+    /**
+     * The customer's other conversations in the workspace, newest first, each with its last `messages`
+     * customer, AI and agent messages (oldest first) and its latest AI-generated title.
+     */
+    const pastConversations = (input: {
+      readonly workspaceId: WorkspaceId
+      readonly customerId: CustomerId
+      readonly exclude: ConversationId
+      readonly conversations: number
+      readonly messages: number
+    }) =>
+      Effect.gen(function*() {
+        const found = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: PastConversationRow,
+          execute: () =>
+            sql`SELECT c.id, c.created_at, c.status,
+                  (SELECT r.title FROM reply_metadata r WHERE r.conversation_id = c.id AND r.title IS NOT NULL
+                   ORDER BY r.created_at DESC LIMIT 1) AS title
+                FROM conversations c
+                WHERE c.workspace_id = ${input.workspaceId} AND c.customer_id = ${input.customerId}
+                  AND c.id <> ${input.exclude}
+                ORDER BY c.created_at DESC, c.id LIMIT ${input.conversations}`
+        })(undefined)
+        if (found.length === 0) return []
+        const lines = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: PastMessageRow,
+          execute: () =>
+            sql`SELECT conversation_id, role, text FROM (
+                  SELECT m.conversation_id, m.role, m.text, m.seq,
+                    row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.seq DESC) AS newest
+                  FROM messages m
+                  WHERE m.conversation_id IN ${sql.in(found.map((c) => c.id))} AND m.type = 'default'
+                    AND m.role IN ('human', 'ai', 'agent')) recent
+                WHERE newest <= ${input.messages}
+                ORDER BY seq`
+        })(undefined)
+        return found.map((c) => ({
+          id: c.id,
+          createdAt: DateTime.formatIso(c.createdAt),
+          status: c.status,
+          title: c.title,
+          messages: lines.filter((m) => m.conversationId === c.id).map((m) => ({ role: m.role, text: m.text }))
+        }))
+      })
+
     return {
+      pastConversations,
       findOrCreate,
       findById,
       lock,

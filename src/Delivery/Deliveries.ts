@@ -56,7 +56,10 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
         if (fresh) yield* queue.supersede(DeliverEvent, delivery.id)
         const brought = yield* queue.runNow(DeliverEvent, delivery.id)
         if (!brought) {
-          yield* queue.enqueue(DeliverEvent, { eventId: delivery.id }, { conversationId: delivery.conversationId })
+          yield* queue.enqueue(DeliverEvent, { eventId: delivery.id }, {
+            conversationId: delivery.conversationId,
+            group: delivery.integrationId
+          })
         }
         return replayed
       }).pipe(sql.withTransaction)

@@ -64,7 +64,10 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
         originAt: input.originAt ?? null,
         generation: 0
       })
-      yield* queue.enqueue(DeliverEvent, { eventId: id }, { conversationId: input.conversation?.id })
+      yield* queue.enqueue(DeliverEvent, { eventId: id }, {
+        conversationId: input.conversation?.id,
+        group: input.integration.integrationId
+      })
       yield* Metric.increment(Metric.tagged(eventsEmitted, "event", input.kind))
       yield* Effect.annotateCurrentSpan({ "event.id": id, "event.kind": input.kind })
       return id

@@ -182,6 +182,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         "event.id": event.id,
         "event.kind": event.event,
         "delivery.attempt": number,
+        "delivery.latency_ms": result.latencyMs,
         ...(result.statusCode !== null ? { "http.response.status_code": result.statusCode } : {}),
         ...(result.error !== null ? { error: result.error } : {})
       })
@@ -222,7 +223,10 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         const dead = (error: string) =>
           Effect.all([
             write({ status: "dead", lastError: error, nextAttemptAt: null, deadAt: now }),
-            Effect.logError("Delivery dead-lettered").pipe(log(event, number, result)),
+            Effect.logError("Delivery dead-lettered").pipe(
+              log(event, number, result),
+              Effect.annotateLogs("delivery.dead_reason", error)
+            ),
             Metric.increment(Metric.tagged(deliveryDead, "event", event.event))
           ], { discard: true })
 
@@ -235,7 +239,8 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         if (result.error === null && result.statusCode !== null) {
           yield* record(null)
           yield* write({ status: "delivered", nextAttemptAt: null, deliveredAt: now })
-          yield* Effect.logDebug("Delivered").pipe(log(event, number, result))
+          // At `info` when it ends earlier failures (each one a `warn`): the recovery is news too.
+          yield* (number > 1 ? Effect.logInfo : Effect.logDebug)("Delivered").pipe(log(event, number, result))
           if (event.originAt !== null) {
             yield* Metric.update(deliveryLatency, (now.epochMillis - event.originAt.epochMillis) / 1000)
           }

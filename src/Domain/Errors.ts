@@ -8,7 +8,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { formatIssue, type Location, ValidationItem } from "./Validation.js"
 
-const detailBody = <Self extends { readonly detail: string }, I>(
+export const detailBody = <Self extends { readonly detail: string }, I>(
   cls: Schema.Schema<Self, I, never> & { new(props: { readonly detail: string }): Self },
   status: number,
   description: string
@@ -31,6 +31,14 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
   detail: Schema.String
 }) {}
 export const PayloadTooLargeBody = detailBody(PayloadTooLarge, 413, "Request body over the configured limit")
+
+/**
+ * The database cannot be reached (refused, reset, timed out, shutting down) or did not answer in time:
+ * raised as a defect at a service's boundary (`orDieSql`), answered 503 with `Retry-After` at the edge.
+ */
+export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
+  detail: Schema.String
+}) {}
 
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   detail: Schema.String,

@@ -182,3 +182,61 @@ export const applyPatch = (settings: IntegrationSettings, patch: IntegrationSett
   supportedFeatures: { ...settings.supportedFeatures, ...patch.supportedFeatures },
   webhook: { ...settings.webhook, ...patch.webhook }
 })
+
+// ---------------------------------------------------------------------------------------------------
+// Secrets in settings: every helpdesk's webhook secret (`channelsSettings.<helpdesk>.webhookSecret`,
+// e.g. Chatwoot's) and every custom webhook header value. They are sealed at rest; a helpdesk's
+// secret is never returned (the mask stands for it), header values are (spec 2.5 returns the headers).
+// ---------------------------------------------------------------------------------------------------
+
+/** Returned instead of a stored helpdesk webhook secret; sent back in an update, it keeps the stored one. */
+export const SECRET_MASK = "********"
+
+/** The helpdesk webhook secrets of `channelsSettings`, by helpdesk name. */
+export const helpdeskSecrets = (channelsSettings: JsonObject): ReadonlyArray<readonly [string, string]> =>
+  Object.entries(channelsSettings).flatMap(([name, value]) =>
+    typeof value === "object" && value !== null && "webhookSecret" in value && typeof value.webhookSecret === "string"
+      ? [[name, value.webhookSecret] as const]
+      : []
+  )
+
+/** `channelsSettings` with each helpdesk webhook secret replaced by `f(name, secret)`. */
+export const mapHelpdeskSecrets = (
+  channelsSettings: JsonObject,
+  f: (name: string, secret: string) => string
+): JsonObject =>
+  Object.fromEntries(Object.entries(channelsSettings).map(([name, value]) =>
+    typeof value === "object" && value !== null && "webhookSecret" in value && typeof value.webhookSecret === "string"
+      ? [name, { ...value, webhookSecret: f(name, value.webhookSecret) }]
+      : [name, value]
+  ))
+
+/** Settings with every secret (helpdesk webhook secrets, header values) replaced by `f(secret)`. */
+export const mapSecrets = (settings: IntegrationSettings, f: (secret: string) => string): IntegrationSettings => ({
+  ...settings,
+  channelsSettings: mapHelpdeskSecrets(settings.channelsSettings, (_, secret) => f(secret)),
+  webhook: {
+    ...settings.webhook,
+    headers: Object.fromEntries(Object.entries(settings.webhook.headers).map(([name, value]) => [name, f(value)]))
+  }
+})
+
+/** Every secret of the settings, in the order `mapSecrets` visits them. */
+export const secretsOf = (settings: IntegrationSettings): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  mapSecrets(settings, (secret) => {
+    found.push(secret)
+    return secret
+  })
+  return found
+}
+
+/** The integration as a client may see it: helpdesk webhook secrets masked. */
+export const masked = (integration: Integration): Integration =>
+  Integration.make({
+    ...integration,
+    settings: {
+      ...integration.settings,
+      channelsSettings: mapHelpdeskSecrets(integration.settings.channelsSettings, () => SECRET_MASK)
+    }
+  })

@@ -96,7 +96,9 @@ export const HttpUrl = Text.pipe(
     [ErrorType]: "url_parsing",
     message: () => "Input should be a valid absolute http(s) URL",
     jsonSchema: { format: "uri" },
-    identifier: "HttpUrl"
+    identifier: "HttpUrl",
+    // Random text is almost never a URL: property tests draw URLs, not text that the filter would refuse.
+    arbitrary: () => (fc) => fc.webUrl({ validSchemes: ["http", "https"] })
   })
 )
 

@@ -1,16 +1,16 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import * as Schema from "effect/Schema"
+import { detailBody } from "../Domain/Errors.js"
 
 export const Health = Schema.Struct({
   status: Schema.Literal("ok"),
   database: Schema.optionalWith(Schema.String, { exact: true })
 }).annotations({ identifier: "Health" })
 
-export class NotReady extends Schema.TaggedError<NotReady>()(
-  "NotReady",
-  { detail: Schema.String },
-  HttpApiSchema.annotations({ status: 503 })
-) {}
+export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", { detail: Schema.String }) {}
+
+/** `{"detail": ...}` on the wire, as every error (PRODUCT.md §3). */
+export const NotReadyBody = detailBody(NotReady, 503, "The database is unreachable, too slow (2 s) or not migrated")
 
 export class HealthApi extends HttpApiGroup.make("health")
   .add(
@@ -21,7 +21,7 @@ export class HealthApi extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("ready", "/health/ready")
       .addSuccess(Health)
-      .addError(NotReady)
+      .addError(NotReadyBody)
       .annotate(OpenApi.Summary, "The database is reachable and migrated")
   )
 {}

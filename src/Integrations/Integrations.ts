@@ -2,6 +2,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { isSealed, SEALED_PREFIX } from "../Auth/Crypto.js"
 import * as AppConfig from "../Config.js"
 import { webhookUrlProblem } from "../Delivery/Ssrf.js"
 import { InvalidInput, NotFound } from "../Domain/Errors.js"
@@ -9,10 +10,15 @@ import type { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
 import {
   applyPatch,
   defaultFeatures,
+  helpdeskSecrets,
   type IntegrationSettings,
   type IntegrationSettingsPatch,
-  type NewIntegration
+  mapHelpdeskSecrets,
+  masked,
+  type NewIntegration,
+  SECRET_MASK
 } from "../Domain/Integration.js"
+import type { JsonObject } from "../Domain/Primitives.js"
 import { orDieSql } from "../Sql.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { IntegrationsRepo } from "./Repo.js"
@@ -38,11 +44,39 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
       return problem === undefined ? Effect.void : InvalidInput.one(["webhook", "url"], problem.msg, problem.type)
     }
 
+    /**
+     * Secrets as a client sends them: the mask stands for the stored helpdesk secret (a settings object
+     * read, changed and sent back keeps it), and no secret may look sealed (it could not be read back).
+     */
+    const unmask = (channelsSettings: JsonObject, stored: JsonObject) =>
+      Effect.gen(function*() {
+        const storedSecrets = new Map(helpdeskSecrets(stored))
+        for (const [name, secret] of helpdeskSecrets(channelsSettings)) {
+          const at = ["channelsSettings", name, "webhookSecret"]
+          if (secret === SECRET_MASK && !storedSecrets.has(name)) {
+            return yield* InvalidInput.one(at, `${SECRET_MASK} stands for the stored secret, and none is stored`, "secret_masked")
+          }
+          if (isSealed(secret)) yield* InvalidInput.one(at, `A secret must not start with ${SEALED_PREFIX}`, "secret_reserved")
+        }
+        return mapHelpdeskSecrets(channelsSettings, (name, secret) =>
+          secret === SECRET_MASK ? storedSecrets.get(name) ?? secret : secret)
+      })
+
+    const checkHeaders = (headers: Readonly<Record<string, string>> | undefined) =>
+      Effect.forEach(Object.entries(headers ?? {}), ([name, value]) =>
+        isSealed(value)
+          ? InvalidInput.one(["webhook", "headers", name], `A header value must not start with ${SEALED_PREFIX}`, "secret_reserved")
+          : Effect.void, { discard: true })
+
+    /** The workspace's integrations as its clients see them (helpdesk secrets masked). */
     const list = Effect.fn("Integrations.list")(function*(workspaceId: WorkspaceId) {
-      return yield* repo.listByWorkspace(workspaceId)
+      return (yield* repo.listByWorkspace(workspaceId)).map(masked)
     }, orDieSql)
 
-    /** The integration, if it belongs to the workspace; another workspace's answers 404 (PRODUCT.md §2). */
+    /**
+     * The integration, if it belongs to the workspace; another workspace's answers 404 (PRODUCT.md §2).
+     * With its secrets, for Parley's own use: answer clients with `masked`.
+     */
     const find = Effect.fn("Integrations.find")(function*(workspaceId: WorkspaceId, id: IntegrationId) {
       return yield* repo.findInWorkspace({ workspaceId, id }).pipe(Effect.flatMap(found))
     }, orDieSql)
@@ -62,16 +96,18 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
     const create = Effect.fn("Integrations.create")(function*(workspaceId: WorkspaceId, input: NewIntegration) {
       yield* workspaces.get(workspaceId)
       yield* checkUrl(input.webhook.url)
+      yield* checkHeaders(input.webhook.headers)
+      const channelsSettings = yield* unmask(input.channelsSettings, {})
       const settings: IntegrationSettings = {
         name: input.name,
         supportedFeatures: { ...defaultFeatures, ...input.supportedFeatures },
         toneId: null,
         firstResponseToneId: null,
-        channelsSettings: input.channelsSettings,
+        channelsSettings,
         webhook: input.webhook,
         webhookEnabled: true
       }
-      return yield* repo.insert({ workspaceId, integration: input.integration, settings })
+      return masked(yield* repo.insert({ workspaceId, integration: input.integration, settings }))
     }, orDieSql)
 
     /** A partial update (PRODUCT.md §4), read-modify-write under the integration's row lock. */
@@ -80,13 +116,17 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
         return yield* Effect.gen(function*() {
           const current = yield* repo.lock({ workspaceId, id }).pipe(Effect.flatMap(found))
           if (patch.webhook?.url !== undefined) yield* checkUrl(patch.webhook.url)
-          const patched = applyPatch(current.settings, patch)
+          yield* checkHeaders(patch.webhook?.headers)
+          const channelsSettings = patch.channelsSettings === undefined
+            ? undefined
+            : yield* unmask(patch.channelsSettings, current.settings.channelsSettings)
+          const patched = applyPatch(current.settings, channelsSettings === undefined ? patch : { ...patch, channelsSettings })
           // A new receiver URL is a new chance: deliveries disabled by a 410 resume.
           const settings = patch.webhook?.url !== undefined && patch.webhook.url !== current.settings.webhook.url
             ? { ...patched, webhookEnabled: true }
             : patched
           yield* checkTones(workspaceId, settings)
-          return yield* repo.updateSettings({ id, settings })
+          return masked(yield* repo.updateSettings({ id, settings }))
         }).pipe(sql.withTransaction)
       },
       orDieSql

@@ -1,52 +1,89 @@
+/**
+ * Integrations as stored. Their secrets (helpdesk webhook secrets, custom header values) are sealed
+ * here on the way in and opened on the way out, so that nothing else ever sees a sealed value, and
+ * nothing is written in clear while a key is configured. `stored*` read and write the sealed form, for
+ * `parley secrets reencrypt`.
+ */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { Crypto } from "../Auth/Crypto.js"
 import { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
-import { Integration, IntegrationSettings } from "../Domain/Integration.js"
+import { Integration, IntegrationSettings, mapSecrets, secretsOf } from "../Domain/Integration.js"
 
 export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley/IntegrationsRepo", {
+  dependencies: [Crypto.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const crypto = yield* Crypto
 
-    const insert = SqlSchema.single({
+    const sealed = (settings: IntegrationSettings) => mapSecrets(settings, crypto.seal)
+
+    const opened = (integration: Integration) =>
+      Effect.gen(function*() {
+        const plaintexts = new Map<string, string>()
+        for (const secret of secretsOf(integration.settings)) plaintexts.set(secret, yield* crypto.open(secret))
+        if (plaintexts.size === 0) return integration
+        return Integration.make({
+          ...integration,
+          settings: mapSecrets(integration.settings, (secret) => plaintexts.get(secret) ?? secret)
+        })
+      })
+    const openedOption = Effect.flatMap(Option.match({
+      onNone: () => Effect.succeedNone,
+      onSome: (integration: Integration) => Effect.asSome(opened(integration))
+    }))
+
+    const insertSealed = SqlSchema.single({
       Request: Integration.insert,
       Result: Integration,
       execute: (row) => sql`INSERT INTO integrations ${sql.insert(row)} RETURNING *`
     })
+    const insert = (row: typeof Integration.insert.Type) =>
+      insertSealed({ ...row, settings: sealed(row.settings) }).pipe(Effect.flatMap(opened))
 
-    const listByWorkspace = SqlSchema.findAll({
-      Request: WorkspaceId,
-      Result: Integration,
-      execute: (workspaceId) => sql`SELECT * FROM integrations WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
-    })
+    const listByWorkspace = (workspaceId: WorkspaceId) =>
+      SqlSchema.findAll({
+        Request: WorkspaceId,
+        Result: Integration,
+        execute: (workspaceId) => sql`SELECT * FROM integrations WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
+      })(workspaceId).pipe(Effect.flatMap(Effect.forEach(opened)))
 
-    const findInWorkspace = SqlSchema.findOne({
+    const findInWorkspaceSealed = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: WorkspaceId, id: IntegrationId }),
       Result: Integration,
       execute: ({ id, workspaceId }) => sql`SELECT * FROM integrations WHERE id = ${id} AND workspace_id = ${workspaceId}`
     })
+    const findInWorkspace = (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
+      findInWorkspaceSealed(key).pipe(openedOption)
 
-    const findById = SqlSchema.findOne({
+    const findByIdSealed = SqlSchema.findOne({
       Request: IntegrationId,
       Result: Integration,
       execute: (id) => sql`SELECT * FROM integrations WHERE id = ${id}`
     })
+    const findById = (id: IntegrationId) => findByIdSealed(id).pipe(openedOption)
 
     /** The integration, locked for the rest of the transaction: settings updates are read-modify-write. */
-    const lock = SqlSchema.findOne({
+    const lockSealed = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: WorkspaceId, id: IntegrationId }),
       Result: Integration,
       execute: ({ id, workspaceId }) =>
         sql`SELECT * FROM integrations WHERE id = ${id} AND workspace_id = ${workspaceId} FOR UPDATE`
     })
+    const lock = (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
+      lockSealed(key).pipe(openedOption)
 
-    const updateSettings = SqlSchema.single({
+    const updateSealed = SqlSchema.single({
       Request: Schema.Struct({ id: IntegrationId, settings: Schema.parseJson(IntegrationSettings) }),
       Result: Integration,
       execute: ({ id, settings }) =>
         sql`UPDATE integrations SET settings = ${settings}::jsonb, updated_at = now() WHERE id = ${id} RETURNING *`
     })
+    const updateSettings = (update: { readonly id: IntegrationId; readonly settings: IntegrationSettings }) =>
+      updateSealed({ id: update.id, settings: sealed(update.settings) }).pipe(Effect.flatMap(opened))
 
     /** Turns deliveries to the integration's webhook off (a 410 Gone) or back on. */
     const setWebhookEnabled = (id: IntegrationId, enabled: boolean) =>
@@ -54,6 +91,35 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
           SET settings = jsonb_set(settings, '{webhookEnabled}', ${JSON.stringify(enabled)}::jsonb), updated_at = now()
           WHERE id = ${id}`.pipe(Effect.asVoid)
 
-    return { insert, listByWorkspace, findInWorkspace, findById, lock, updateSettings, setWebhookEnabled } as const
+    /** Every integration's id, for a pass over all of them. */
+    const allIds = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ id: IntegrationId }),
+      execute: () => sql`SELECT id FROM integrations ORDER BY id`
+    })
+
+    /** The integration as stored (secrets sealed), locked for the rest of the transaction. */
+    const lockStored = SqlSchema.findOne({
+      Request: IntegrationId,
+      Result: Integration,
+      execute: (id) => sql`SELECT * FROM integrations WHERE id = ${id} FOR UPDATE`
+    })
+
+    /** Writes settings exactly as given (their secrets already sealed). */
+    const writeStored = (update: { readonly id: IntegrationId; readonly settings: IntegrationSettings }) =>
+      updateSealed(update).pipe(Effect.asVoid)
+
+    return {
+      insert,
+      listByWorkspace,
+      findInWorkspace,
+      findById,
+      lock,
+      updateSettings,
+      setWebhookEnabled,
+      allIds,
+      lockStored,
+      writeStored
+    } as const
   })
 }) {}

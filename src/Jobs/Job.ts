@@ -103,6 +103,22 @@ export const handle = <A, I, E>(
   }
 }
 
+/**
+ * A lane of the worker pool: the kinds it runs, how many at once in this instance, and how many of one
+ * group (a workspace, an integration: what `enqueue` was told) at once across all instances — so that
+ * no group's backlog, or its slow receiver, takes the lane from the others. Lanes do not wait for each
+ * other: replies are never queued behind deliveries.
+ */
+export interface Lane {
+  readonly name: string
+  readonly kinds: ReadonlyArray<string>
+  readonly concurrency: number
+  readonly perGroup: number
+}
+
+/** The pool's lanes; built by the composition root. */
+export class Lanes extends Context.Tag("Parley/JobLanes")<Lanes, ReadonlyArray<Lane>>() {}
+
 /** The handler of each kind, by name; built by the composition root. */
 export class Handlers extends Context.Tag("Parley/JobHandlers")<Handlers, ReadonlyMap<string, Handler>>() {}
 

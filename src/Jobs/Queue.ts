@@ -13,8 +13,11 @@
  * - A kind with a `key` has at most one live (pending or running) job per key: a unique index refuses
  *   a second. `runNow` brings the live job forward instead: a pending one becomes due now (keeping its
  *   place in its conversation's order); a running one runs again right after its current run.
- * - `claim` takes one due job with `FOR UPDATE SKIP LOCKED` in one statement: instances sharing a
- *   database never take the same job. A running job whose lease expired (its worker died) is due again.
+ * - `claim` takes up to n due jobs of a lane with `FOR UPDATE SKIP LOCKED` in one statement: instances
+ *   sharing a database never take the same job. Oldest first, except that a group (a workspace, an
+ *   integration) never has more than the lane's `perGroup` jobs running, so a big backlog or a slow
+ *   receiver of one group does not hold back the others. `reap` makes jobs whose lease expired (their
+ *   instance died) pending again, which keeps the claim to an index range of due pending jobs.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
@@ -29,7 +32,7 @@ import * as AppConfig from "../Config.js"
 import { type ConversationId, JobId } from "../Domain/Ids.js"
 import { jobsClaimed, jobsEnqueued } from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
-import { Claimed, type Definition, Outcome } from "./Job.js"
+import { Claimed, type Definition, type Lane, Outcome } from "./Job.js"
 
 export const JOBS_CHANNEL = "parley_jobs"
 
@@ -46,6 +49,8 @@ const claimedColumns = "id, kind, payload, attempts, trace_context, conversation
 interface EnqueueOptions {
   /** The conversation the job belongs to: for ordered kinds, the order it keeps. */
   readonly conversationId?: ConversationId | null | undefined
+  /** Whose work it is (a workspace, an integration): the lanes share out their capacity by group. */
+  readonly group?: string | undefined
   /** Delay before the job may run. */
   readonly delay?: Duration.DurationInput | undefined
 }
@@ -67,9 +72,9 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         Option.match({ onNone: () => sql.withTransaction(effect), onSome: () => effect })
       )
 
-    /** Wakes listening workers at commit; the payload is when the job is due (Unix ms; 0 = now). */
-    const notify = (dueMillis: number) => {
-      const payload = String(Math.round(dueMillis))
+    /** Wakes listening workers at commit; the payload is the kind and when it is due (Unix ms; 0 = now). */
+    const notify = (kind: string, dueMillis: number) => {
+      const payload = `${kind} ${Math.round(dueMillis)}`
       return embedded
         ? PubSub.publish(local, payload)
         : sql`SELECT pg_notify(${JOBS_CHANNEL}, ${payload})`
@@ -92,9 +97,10 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
           yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${conversationId}::text, 0))`
         }
         const inserted = yield* sql<{ readonly id: JobId; readonly due: number }>`
-          INSERT INTO jobs (kind, payload, conversation_id, ordered, key, run_at, trace_context)
+          INSERT INTO jobs (kind, payload, conversation_id, ordered, key, group_key, run_at, trace_context)
           VALUES (${definition.name}, ${JSON.stringify(encoded)}::jsonb, ${conversationId}, ${ordered}, ${key},
-                  now() + make_interval(secs => ${seconds(options.delay ?? 0)}), ${traceContext}::jsonb)
+                  ${options.group ?? null}, now() + make_interval(secs => ${seconds(options.delay ?? 0)}),
+                  ${traceContext}::jsonb)
           ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('pending', 'running') DO NOTHING
           RETURNING id, (extract(epoch FROM run_at) * 1000)::float8 AS due`
         const row = inserted[0]
@@ -105,7 +111,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
           return live[0]?.id ?? (yield* Effect.dieMessage(`No live ${definition.name} job for key ${key}`))
         }
         // Delivered at commit, with the due time: listening workers wake when it is due, not at their next poll.
-        yield* notify(row.due)
+        yield* notify(definition.name, row.due)
         yield* Metric.increment(Metric.tagged(jobsEnqueued, "kind", definition.name))
         return row.id
       }).pipe(inTransaction)
@@ -122,7 +128,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
             rerun = (status = 'running'), updated_at = now()
         WHERE kind = ${definition.name} AND key = ${key} AND status IN ('pending', 'running')
         RETURNING id`
-      if (rows.length > 0) yield* notify(0)
+      if (rows.length > 0) yield* notify(definition.name, 0)
       return rows.length > 0
     }, Effect.orDie)
 
@@ -133,50 +139,84 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         WHERE kind = ${definition.name} AND key = ${key} AND status = 'pending'`
     }, Effect.orDie)
 
-    const claimOne = SqlSchema.findOne({
-      Request: Schema.String,
+    const claimMany = SqlSchema.findAll({
+      Request: Schema.Struct({
+        instance: Schema.String,
+        kinds: Schema.Array(Schema.String),
+        limit: Schema.Number,
+        perGroup: Schema.Number
+      }),
       Result: Claimed,
-      execute: (instance) =>
-        sql`UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${instance},
-                locked_until = now() + make_interval(secs => ${seconds(lease)}), updated_at = now()
-            WHERE id = (
-              SELECT j.id FROM jobs j
-              WHERE ((j.status = 'pending' AND j.run_at <= now())
-                     OR (j.status = 'running' AND j.locked_until < now()))
+      execute: ({ instance, kinds, limit, perGroup }) =>
+        sql`WITH busy AS (
+              SELECT group_key, count(*) AS running FROM jobs
+              WHERE status = 'running' AND kind IN ${sql.in(kinds)} AND group_key IS NOT NULL
+              GROUP BY group_key),
+            candidates AS (
+              SELECT j.id, j.group_key, j.run_at, j.seq FROM jobs j
+              WHERE j.status = 'pending' AND j.run_at <= now() AND j.kind IN ${sql.in(kinds)}
                 AND (NOT j.ordered OR NOT EXISTS (
                   SELECT 1 FROM jobs e
                   WHERE e.ordered AND e.conversation_id = j.conversation_id AND e.kind = j.kind
                     AND e.seq < j.seq AND e.status IN ('pending', 'running')))
+                AND (j.group_key IS NULL
+                     OR coalesce((SELECT b.running FROM busy b WHERE b.group_key = j.group_key), 0) < ${perGroup})
               ORDER BY j.run_at, j.seq
-              LIMIT 1
-              FOR UPDATE SKIP LOCKED)
-            RETURNING ${claimed}`
+              LIMIT ${limit * 4}),
+            chosen AS (
+              SELECT c.id FROM (
+                SELECT c.*, row_number() OVER (PARTITION BY c.group_key ORDER BY c.run_at, c.seq) AS rank
+                FROM candidates c) c
+              WHERE c.group_key IS NULL
+                 OR c.rank + coalesce((SELECT b.running FROM busy b WHERE b.group_key = c.group_key), 0) <= ${perGroup}
+              ORDER BY c.run_at, c.seq
+              LIMIT ${limit}),
+            taken AS (
+              UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${instance},
+                  locked_until = now() + make_interval(secs => ${seconds(lease)}), updated_at = now()
+              -- The status is checked again on the locked row: another instance may have claimed
+              -- (and committed) a chosen job since this statement's snapshot; FOR UPDATE then sees
+              -- its new version, which must not be claimed a second time.
+              WHERE id IN (
+                SELECT id FROM jobs WHERE id IN (SELECT id FROM chosen) AND status = 'pending'
+                FOR UPDATE SKIP LOCKED)
+                AND status = 'pending'
+              RETURNING ${claimed}, run_at, seq)
+            SELECT ${claimed} FROM taken ORDER BY run_at, seq`
     })
 
     // The pool's bookkeeping statements are uninterruptible: they take milliseconds, and interrupting
     // one mid-flight makes sql-pg send pg_cancel_backend, which on a one-connection pool (PGlite) waits
     // for the very connection it means to cancel, and leaves a claim's outcome unknown.
 
-    /** One due job, leased to `instance`, if any. */
-    const claim = (instance: string): Effect.Effect<Option.Option<Claimed>> =>
-      claimOne(instance).pipe(
+    /** Up to `limit` due jobs of `lane`, leased to `instance`, oldest first, each group within its share. */
+    const claim = (instance: string, lane: Lane, limit: number): Effect.Effect<ReadonlyArray<Claimed>> =>
+      claimMany({ instance, kinds: lane.kinds, limit, perGroup: lane.perGroup }).pipe(
         Effect.orDie,
         Effect.uninterruptible,
-        Effect.tap(Option.match({
-          onNone: () => Effect.void,
-          onSome: (job) => Metric.increment(Metric.tagged(jobsClaimed, "kind", job.kind))
-        })),
-        Effect.withSpan("JobQueue.claim")
+        Effect.tap((jobs) =>
+          Effect.forEach(jobs, (job) => Metric.increment(Metric.tagged(jobsClaimed, "kind", job.kind)), {
+            discard: true
+          })
+        ),
+        Effect.withSpan("JobQueue.claim", { attributes: { "job.lane": lane.name } })
       )
 
-    /** Milliseconds until the next pending job is due, if one is scheduled in the future. */
-    const nextDue = sql<{ readonly wait: number | null }>`
-      SELECT (extract(epoch FROM min(run_at) - now()) * 1000)::float8 AS wait
-      FROM jobs WHERE status = 'pending' AND run_at > now()`.pipe(
-      Effect.map((rows) => Option.fromNullable(rows[0]?.wait)),
-      Effect.orDie,
-      Effect.uninterruptible
-    )
+    /** Jobs whose lease expired (their instance died or stalled) become pending again. */
+    const reap = sql<{ readonly id: JobId }>`
+      UPDATE jobs SET status = 'pending', locked_by = NULL, locked_until = NULL, updated_at = now()
+      WHERE status = 'running' AND locked_until < now()
+      RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie, Effect.uninterruptible)
+
+    /** Milliseconds until the next pending job of `kinds` is due, if one is scheduled in the future. */
+    const nextDue = (kinds: ReadonlyArray<string>) =>
+      sql<{ readonly wait: number | null }>`
+        SELECT (extract(epoch FROM min(run_at) - now()) * 1000)::float8 AS wait
+        FROM jobs WHERE status = 'pending' AND run_at > now() AND kind IN ${sql.in(kinds)}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]?.wait)),
+        Effect.orDie,
+        Effect.uninterruptible
+      )
 
     /** Renews the leases of every job `instance` runs; returns the ids it still holds. */
     const heartbeat = (instance: string) =>
@@ -193,7 +233,9 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
      * whatever the outcome. A finished job keeps `locked_by`: which instance ran it.
      */
     const settle = (job: Claimed, instance: string, outcome: Outcome) => {
-      const guard = sql`id = ${job.id} AND locked_by = ${instance} AND status = 'running'`
+      // The claim's attempt number too: a run this instance abandoned (lease lost) must not settle the
+      // claim it made again of the same job.
+      const guard = sql`id = ${job.id} AND locked_by = ${instance} AND status = 'running' AND attempts = ${job.attempts}`
       const statement = Outcome.$match(outcome, {
         Done: () =>
           sql`UPDATE jobs SET status = CASE WHEN rerun THEN 'pending' ELSE 'done' END,
@@ -219,7 +261,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     const release = (job: Claimed, instance: string) =>
       sql`UPDATE jobs SET status = 'pending', attempts = greatest(attempts - 1, 0), locked_until = NULL,
               locked_by = NULL, updated_at = now()
-          WHERE id = ${job.id} AND locked_by = ${instance} AND status = 'running'`.pipe(
+          WHERE id = ${job.id} AND locked_by = ${instance} AND status = 'running' AND attempts = ${job.attempts}`.pipe(
         Effect.asVoid,
         Effect.orDie,
         Effect.uninterruptible
@@ -248,6 +290,6 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     /** This process's notifications on the embedded database (`LISTEN` serves PostgreSQL). */
     const signals: Stream.Stream<string> = Stream.fromPubSub(local)
 
-    return { signals, enqueue, runNow, supersede, claim, nextDue, heartbeat, settle, release, purge, depth } as const
+    return { signals, enqueue, runNow, supersede, claim, reap, nextDue, heartbeat, settle, release, purge, depth } as const
   })
 }) {}

@@ -1,8 +1,10 @@
 /**
- * The worker pool: one dispatcher fiber claims due jobs while fewer than `WORKER_CONCURRENCY` run, and
- * forks each into a `FiberMap` keyed by job id. Built from Effect primitives:
- * - a semaphore bounds the jobs in flight; a latch wakes the dispatcher. The latch is closed *before*
- *   each claim, so a notification that arrives between an empty claim and the wait is not lost;
+ * The worker pool: for each lane (`Job.Lane`: replies, deliveries…) one dispatcher fiber claims due jobs
+ * of the lane's kinds, in batches, while fewer than the lane's concurrency run, and forks each into a
+ * `FiberMap` keyed by job id. Lanes never wait for each other, and within a lane no group (a workspace,
+ * an integration) runs more than its share (see `JobQueue.claim`). Built from Effect primitives:
+ * - a count of jobs in flight and a latch per lane; a latch wakes the dispatcher. The latch is closed
+ *   *before* each claim, so a notification that arrives between an empty claim and the wait is not lost;
  * - notifications carry the job's due time: a debounced job wakes the dispatcher when it is due, not
  *   at the next poll. They come from `LISTEN` on PostgreSQL (a connection of its own, re-established
  *   when it drops) and from the queue itself on the embedded database (one connection: a claim waits
@@ -41,9 +43,12 @@ import {
   queueDepth
 } from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
-import { type Claimed, Handlers, Outcome } from "./Job.js"
+import { type Claimed, Handlers, type Lane, Lanes, Outcome } from "./Job.js"
 import { CONNECTED, listen } from "./Listener.js"
 import { JOBS_CHANNEL, JobQueue } from "./Queue.js"
+
+/** Most jobs one claim takes (more free slots: claimed in several rounds). */
+const CLAIM_BATCH = 32
 
 /** Default backoff for failed jobs: 1 s, 2 s, 4 s… capped at 5 minutes. */
 const backoff = (attempts: number) => Duration.millis(Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1)))
@@ -64,30 +69,33 @@ export const WorkersLive = Layer.scopedDiscard(
     const lease = yield* AppConfig.JobLease
     const queue = yield* JobQueue
     const handlers = yield* Handlers
+    const lanes = yield* Lanes
     const database = yield* DatabaseKind
     const instance = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString("hex")}`
 
     const running = yield* FiberMap.make<JobId>()
-    const permits = yield* Effect.makeSemaphore(config.concurrency)
-    /** Opened when a job may be claimable: a notification, a finished job, shutdown. */
-    const wakeup = yield* Effect.makeLatch(false)
-    /** Released when a notification names a future due time, so the idle wait is recomputed. */
-    const rescheduled = yield* Effect.makeLatch(false)
-    /** The earliest due time (Unix ms) announced by a notification and not reached yet. */
-    const announced = yield* Ref.make(Number.POSITIVE_INFINITY)
 
     const count = (metric: typeof jobsSucceeded, job: Claimed) =>
       Metric.increment(Metric.tagged(metric, "kind", job.kind))
 
-    const failed = (job: Claimed, retries: "bounded" | "handler") => (cause: Cause.Cause<unknown>) =>
-      Effect.as(
-        Effect.logWarning(`Job ${job.kind} failed`, cause).pipe(
-          Effect.annotateLogs({ "job.id": job.id, "job.kind": job.kind, "job.attempt": job.attempts })
+    const jobAnnotations = (job: Claimed) => ({ "job.id": job.id, "job.kind": job.kind, "job.attempt": job.attempts })
+
+    /** A handler's failure or defect: a `warn` record with the cause, and a retry unless attempts are spent. */
+    const failed = (job: Claimed, retries: "bounded" | "handler") => (cause: Cause.Cause<unknown>) => {
+      const outcome = retries === "bounded" && job.attempts >= config.maxAttempts
+        ? Outcome.Dead({ error: describe(cause) })
+        : Outcome.Retry({ delay: backoff(job.attempts), error: describe(cause) })
+      return Effect.as(
+        Effect.logWarning("Job failed", cause).pipe(
+          Effect.annotateLogs({
+            ...jobAnnotations(job),
+            "job.outcome": outcome._tag,
+            ...(outcome._tag === "Retry" ? { "job.retry_in_ms": Duration.toMillis(outcome.delay) } : {})
+          })
         ),
-        retries === "bounded" && job.attempts >= config.maxAttempts
-          ? Outcome.Dead({ error: describe(cause) })
-          : Outcome.Retry({ delay: backoff(job.attempts), error: describe(cause) })
+        outcome
       )
+    }
 
     const execute = (job: Claimed) => {
       const handler = handlers.get(job.kind)
@@ -107,6 +115,9 @@ export const WorkersLive = Layer.scopedDiscard(
           ((yield* Clock.currentTimeMillis) - started) / 1000
         )
         yield* Effect.annotateCurrentSpan({ "job.outcome": outcome._tag })
+        if (outcome._tag === "Dead") {
+          yield* Effect.logError("Job dead").pipe(Effect.annotateLogs({ ...jobAnnotations(job), "job.error": outcome.error }))
+        }
         yield* queue.settle(job, instance, outcome)
         yield* Outcome.$match(outcome, {
           Done: () => count(jobsSucceeded, job),
@@ -124,82 +135,123 @@ export const WorkersLive = Layer.scopedDiscard(
       )
     }
 
-    /**
-     * Forks a just-claimed job. Called uninterruptibly: the fork inherits that, registers the release
-     * and the permit's return, and only then lets the job itself be interrupted.
-     */
-    const start = (job: Claimed) =>
-      Effect.interruptible(execute(job)).pipe(
-        Effect.onInterrupt(() => queue.release(job, instance)),
-        // A finished job may let the next job of its conversation run.
-        Effect.ensuring(Effect.zipRight(permits.release(1), wakeup.open)),
-        Effect.forkDaemon,
-        Effect.flatMap((fiber) => FiberMap.set(running, job.id, fiber))
-      )
-
-    const idle = Effect.gen(function*() {
-      const due = yield* queue.nextDue
-      while (true) {
-        const now = yield* Clock.currentTimeMillis
-        const wait = Math.max(
-          0,
-          Math.min(
-            Duration.toMillis(config.pollInterval),
-            Option.getOrElse(due, () => Number.POSITIVE_INFINITY),
-            (yield* Ref.get(announced)) - now
-          )
-        )
-        yield* rescheduled.close
-        const woke = yield* Effect.raceFirst(
-          Effect.as(wakeup.await, "wake" as const),
-          Effect.raceFirst(
-            Effect.as(rescheduled.await, "rescheduled" as const),
-            Effect.as(Effect.sleep(Duration.millis(wait)), "timeout" as const)
-          )
-        )
-        if (woke !== "rescheduled") return
-      }
-    })
-
-    const dispatch = Effect.gen(function*() {
-      yield* permits.take(1)
-      const now = yield* Clock.currentTimeMillis
-      yield* Ref.update(announced, (due) => (due <= now ? Number.POSITIVE_INFINITY : due))
-      yield* wakeup.close
-      const claimed = yield* queue.claim(instance).pipe(
-        Effect.tap(Option.match({ onNone: () => permits.release(1), onSome: start })),
-        Effect.uninterruptible
-      )
-      if (Option.isNone(claimed)) yield* idle
-    })
-
-    const onNotification = (payload: string) =>
+    /** One lane's dispatcher and what wakes it. */
+    const makeLane = (lane: Lane) =>
       Effect.gen(function*() {
-        const due = Number(payload)
-        const now = yield* Clock.currentTimeMillis
-        if (payload === CONNECTED || !Number.isFinite(due) || due <= now + 5) return yield* wakeup.open
-        yield* Ref.update(announced, (current) => Math.min(current, due))
-        yield* rescheduled.open
+        /** Jobs of this lane running in this instance (only the dispatcher adds to it). */
+        const inFlight = yield* Ref.make(0)
+        /** Opened when one of the lane's jobs ends: a slot is free. */
+        const slotFreed = yield* Effect.makeLatch(false)
+        /** Opened when a job may be claimable: a notification, a finished job, shutdown. */
+        const wakeup = yield* Effect.makeLatch(false)
+        /** Released when a notification names a future due time, so the idle wait is recomputed. */
+        const rescheduled = yield* Effect.makeLatch(false)
+        /** The earliest due time (Unix ms) announced by a notification and not reached yet. */
+        const announced = yield* Ref.make(Number.POSITIVE_INFINITY)
+
+        /**
+         * Forks a just-claimed job. Called uninterruptibly: the fork inherits that, registers the
+         * release and the slot's return, and only then lets the job itself be interrupted.
+         */
+        const start = (job: Claimed) =>
+          Ref.update(inFlight, (n) => n + 1).pipe(
+            Effect.zipRight(
+              Effect.interruptible(execute(job)).pipe(
+                Effect.onInterrupt(() => queue.release(job, instance)),
+                // A finished job frees a slot, and may let the next job of its conversation run.
+                Effect.ensuring(
+                  Effect.all([Ref.update(inFlight, (n) => n - 1), slotFreed.open, wakeup.open], { discard: true })
+                ),
+                Effect.forkDaemon
+              )
+            ),
+            Effect.flatMap((fiber) => FiberMap.set(running, job.id, fiber))
+          )
+
+        const idle = Effect.gen(function*() {
+          const due = yield* queue.nextDue(lane.kinds)
+          while (true) {
+            const now = yield* Clock.currentTimeMillis
+            const wait = Math.max(
+              0,
+              Math.min(
+                Duration.toMillis(config.pollInterval),
+                Option.getOrElse(due, () => Number.POSITIVE_INFINITY),
+                (yield* Ref.get(announced)) - now
+              )
+            )
+            yield* rescheduled.close
+            const woke = yield* Effect.raceFirst(
+              Effect.as(wakeup.await, "wake" as const),
+              Effect.raceFirst(
+                Effect.as(rescheduled.await, "rescheduled" as const),
+                Effect.as(Effect.sleep(Duration.millis(wait)), "timeout" as const)
+              )
+            )
+            if (woke !== "rescheduled") return
+          }
+        })
+
+        const dispatch = Effect.gen(function*() {
+          // Closed before the count is read: a job ending in between opens it again.
+          yield* slotFreed.close
+          const free = lane.concurrency - (yield* Ref.get(inFlight))
+          if (free <= 0) return yield* slotFreed.await
+          const now = yield* Clock.currentTimeMillis
+          yield* Ref.update(announced, (due) => (due <= now ? Number.POSITIVE_INFINITY : due))
+          yield* wakeup.close
+          const claimed = yield* queue.claim(instance, lane, Math.min(free, CLAIM_BATCH)).pipe(
+            Effect.tap((jobs) => Effect.forEach(jobs, start, { discard: true })),
+            Effect.uninterruptible
+          )
+          if (claimed.length === 0) yield* idle
+        })
+
+        const onNotification = (due: number) =>
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            if (due <= now + 5) return yield* wakeup.open
+            yield* Ref.update(announced, (current) => Math.min(current, due))
+            yield* rescheduled.open
+          })
+
+        // Supervision: a dispatcher failure is logged and it starts again after a pause.
+        const fiber = yield* dispatch.pipe(
+          Effect.forever,
+          Effect.catchAllCause((cause) =>
+            Effect.logError("Job dispatcher failed; restarting", cause).pipe(Effect.annotateLogs("job.lane", lane.name))
+          ),
+          Effect.zipRight(Effect.sleep("1 second")),
+          Effect.forever,
+          Effect.forkScoped
+        )
+        return { lane, fiber, onNotification, wake: wakeup.open } as const
       })
 
-    // Supervision: a dispatcher failure is logged and it starts again after a pause.
-    const dispatcher = yield* dispatch.pipe(
-      Effect.forever,
-      Effect.catchAllCause((cause) => Effect.logError("Job dispatcher failed; restarting", cause)),
-      Effect.zipRight(Effect.sleep("1 second")),
-      Effect.forever,
-      Effect.forkScoped
-    )
+    const dispatchers = yield* Effect.forEach(lanes, makeLane)
+    const laneOf = new Map(dispatchers.flatMap((d) => d.lane.kinds.map((kind) => [kind, d] as const)))
+    const wakeAll = Effect.forEach(dispatchers, (d) => d.wake, { discard: true })
+
+    /** `<kind> <due Unix ms>` from the queue; `CONNECTED` after a (re)connection: look now. */
+    const onNotification = (payload: string) => {
+      if (payload === CONNECTED) return wakeAll
+      const [kind = "", due = "0"] = payload.split(" ")
+      const dispatcher = laneOf.get(kind)
+      return dispatcher === undefined ? Effect.void : dispatcher.onNotification(Number(due) || 0)
+    }
 
     const notifications = database.embedded
       ? queue.signals
       : Stream.unwrap(Effect.map(PgClient.PgClient, (pg) => listen(pg.config, JOBS_CHANNEL)))
     yield* notifications.pipe(Stream.runForEach(onNotification), Effect.forkScoped)
 
-    // One heartbeat for every running job; those this instance no longer holds are interrupted.
+    // One heartbeat for every running job; those this instance no longer holds are interrupted. The
+    // same beat makes jobs of dead instances (lease expired) pending again.
     const third = Duration.millis(Duration.toMillis(lease) / 3)
     const lastRenewal = yield* Ref.make(yield* Clock.currentTimeMillis)
     yield* Effect.gen(function*() {
+      const reaped = yield* Effect.either(queue.reap.pipe(Effect.sandbox))
+      if (reaped._tag === "Right" && reaped.right > 0) yield* wakeAll
       const mine = yield* Effect.sync(() => Array.from(running, ([id]) => id))
       if (mine.length === 0) return yield* Ref.set(lastRenewal, yield* Clock.currentTimeMillis)
       const held = yield* Effect.either(queue.heartbeat(instance).pipe(Effect.sandbox))
@@ -240,13 +292,15 @@ export const WorkersLive = Layer.scopedDiscard(
       Effect.forkScoped
     )
 
-    yield* Effect.logDebug(`Started ${config.concurrency} job workers as ${instance}`)
+    yield* Effect.logDebug(
+      `Started job lanes ${lanes.map((l) => `${l.name} (${l.concurrency}, ${l.perGroup} per group)`).join(", ")} as ${instance}`
+    )
 
     // Registered last, so it runs first: stop claiming, then let running jobs finish within the grace
     // period; the FiberMap's own finalizer then interrupts the rest, which gives them back.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        yield* Fiber.interrupt(dispatcher)
+        yield* Effect.forEach(dispatchers, (d) => Fiber.interrupt(d.fiber), { discard: true })
         yield* FiberMap.awaitEmpty(running).pipe(
           Effect.interruptible,
           Effect.timeout(config.shutdownGrace),

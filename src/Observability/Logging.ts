@@ -1,17 +1,23 @@
 /**
  * Logs: one structured line per event, JSON by default (`LOG_FORMAT=logfmt` or `pretty` otherwise),
- * each with the trace and span ids of the span it was written in, at `LOG_LEVEL` and above.
+ * each with the trace and span ids of the span it was written in, at `LOG_LEVEL` and above, with
+ * anything that looks like a credential masked (`Redaction.ts`). Logs go to stdout and nothing else
+ * does: human banners (the development admin token, the demo credentials) are written to stderr.
+ * The records and their fields are listed in docs/observability.md ("Logs").
  */
 import * as Config from "effect/Config"
+import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import * as HashMap from "effect/HashMap"
+import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Tracer from "effect/Tracer"
+import { redactSecrets } from "./Redaction.js"
 
 const LoggingConfig = Config.all({
   format: Config.literal("json", "logfmt", "pretty")("LOG_FORMAT").pipe(Config.withDefault("json" as const)),
@@ -29,14 +35,21 @@ const withTraceIds = <Output>(logger: Logger.Logger<unknown, Output>): Logger.Lo
     return logger.log({ ...options, annotations })
   })
 
+/**
+ * Exactly this logger, whatever was installed before: `NodeRuntime.runMain` adds a pretty logger of
+ * its own, which would print every record a second time, in another format, on stdout.
+ */
 export const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
-    const config = yield* LoggingConfig
+    // Without a logger, the only place left to say so.
+    const config = yield* Effect.tapError(LoggingConfig, (error) => Console.error(`Invalid logging configuration: ${error}`))
     const base = config.format === "pretty"
       ? Logger.prettyLogger()
-      : Logger.withConsoleLog(config.format === "json" ? Logger.jsonLogger : Logger.logfmtLogger)
+      : Logger.withConsoleLog(
+        Logger.map(config.format === "json" ? Logger.jsonLogger : Logger.logfmtLogger, redactSecrets)
+      )
     return Layer.merge(
-      Logger.replace(Logger.defaultLogger, withTraceIds(base)),
+      Layer.locallyScoped(FiberRef.currentLoggers, HashSet.make(withTraceIds(base))),
       Logger.minimumLogLevel(config.level)
     )
   })

@@ -2,13 +2,25 @@
  * Nothing secret leaves in a span: the helpdesk endpoint's `access_token` query parameter (and any
  * other credential-looking parameter) is masked in URL attributes before spans are exported.
  * Authorization headers are already redacted by @effect/platform.
+ *
+ * Nothing secret leaves in a log line either: records are written without tokens, secrets or message
+ * text, and `redactSecrets` masks, in every line the JSON and logfmt loggers write, whatever still
+ * looks like one (Parley's API and admin tokens and webhook secrets, bearer tokens, AI provider keys,
+ * credential-looking URL parameters), should a cause or an error message carry it.
  */
 import type { ExportResult } from "@opentelemetry/core"
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base"
 
-const SECRET_PARAMS = /([?&](?:access_token|token|api_key|apikey|secret|signature)=)[^&#\s]*/gi
+const SECRET_PARAMS = /([?&](?:access_token|token|api_key|apikey|secret|signature)=)[^&#\s"'\\]*/gi
 
 const redactUrl = (value: string): string => value.replace(SECRET_PARAMS, "$1REDACTED")
+
+/** Parley's tokens (`prl_`, `padm_`) and webhook secrets (`whsec_`), bearer tokens, OpenAI/Anthropic keys. */
+const SECRET_VALUES = /\b(prl_|padm_|whsec_|Bearer\s+|sk-)[A-Za-z0-9+/=_-]{8,}/g
+
+/** `text` with every credential-looking value replaced by `REDACTED`. */
+export const redactSecrets = (text: string): string =>
+  redactUrl(text).replace(SECRET_VALUES, "$1REDACTED")
 
 const redactAttributes = (span: ReadableSpan): ReadableSpan => {
   let changed = false

@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AppConfig from "../Config.js"
+import { packageVersion } from "./Lifecycle.js"
 import { registerAll } from "./Metrics.js"
 import { makePrometheusReader } from "./Prometheus.js"
 import { RedactingSpanExporter } from "./Redaction.js"
@@ -75,8 +76,9 @@ export const TelemetryLive = Layer.unwrapScoped(
       return Layer.empty
     }
     if (Option.isSome(metrics) || Option.isSome(prometheus)) yield* registerAll
+    const version = yield* packageVersion
     return NodeSdk.layer(() => ({
-      resource: { serviceName: config.serviceName, serviceVersion: "0.1.0" },
+      resource: { serviceName: config.serviceName, serviceVersion: version },
       tracerConfig: { sampler: samplerFromEnv(config.sampler, config.samplerArg) },
       spanProcessor: Option.match(traces, {
         onNone: () => [],

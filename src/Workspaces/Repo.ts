@@ -49,6 +49,31 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
             RETURNING *`
     })
 
+    /** Every workspace's id, for a pass over all of them. */
+    const allIds = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ id: WorkspaceId }),
+      execute: () => sql`SELECT id FROM workspaces ORDER BY id`
+    })
+
+    /** The workspace's webhook secrets as stored, locked for the rest of the transaction. */
+    const lockSecrets = SqlSchema.findOne({
+      Request: WorkspaceId,
+      Result: Schema.Struct({ webhookSecret: Schema.String, previousWebhookSecret: Schema.NullOr(Schema.String) }),
+      execute: (id) =>
+        sql`SELECT webhook_secret, previous_webhook_secret FROM workspaces WHERE id = ${id} FOR UPDATE`
+    })
+
+    /** Writes the webhook secrets exactly as given (sealed already). */
+    const writeSecrets = (row: {
+      readonly id: WorkspaceId
+      readonly webhookSecret: string
+      readonly previousWebhookSecret: string | null
+    }) =>
+      sql`UPDATE workspaces
+          SET webhook_secret = ${row.webhookSecret}, previous_webhook_secret = ${row.previousWebhookSecret}
+          WHERE id = ${row.id}`.pipe(Effect.asVoid)
+
     const insertToken = SqlSchema.single({
       Request: ApiToken.insert,
       Result: ApiToken,
@@ -94,6 +119,9 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
       list,
       count,
       rotateSecret,
+      allIds,
+      lockSecrets,
+      writeSecrets,
       insertToken,
       findActiveToken,
       listTokens,

@@ -1,6 +1,9 @@
 /** Workspaces and their credentials: API tokens, the webhook secret, tones (PRODUCT.md §2). */
+import * as Cache from "effect/Cache"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { Crypto, generateToken, generateWebhookSecret, hashToken } from "../Auth/Crypto.js"
 import * as AppConfig from "../Config.js"
@@ -28,6 +31,23 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
     const repo = yield* WorkspacesRepo
     const crypto = yield* Crypto
     const rotationGrace = yield* AppConfig.SecretRotationGrace
+    const tokenCacheTtl = yield* AppConfig.TokenCacheTtl
+
+    /**
+     * Token hash → its caller, for `PARLEY_TOKEN_CACHE_TTL`: each request authenticates, and the lookup
+     * was one of message-received's database round trips. Only found tokens are kept (a failed lookup
+     * or an unknown token is asked again), and a revocation empties the cache.
+     */
+    const tokens = yield* Cache.makeWith({
+      capacity: 10_000,
+      lookup: (hash: string) =>
+        repo.findActiveToken(hash).pipe(
+          Effect.map(Option.map((row) => ({ workspaceId: row.workspaceId, tokenId: row.id }))),
+          orDieSql
+        ),
+      timeToLive: (exit) =>
+        Exit.isSuccess(exit) && Option.isSome(exit.value) ? tokenCacheTtl : Duration.zero
+    })
 
     const issueToken = (workspaceId: WorkspaceId, name: string | null) =>
       Effect.gen(function*() {
@@ -93,13 +113,13 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
 
     const revokeToken = Effect.fn("Workspaces.revokeToken")(function*(id: TokenId) {
       yield* repo.revokeToken(id).pipe(Effect.flatMap(found(tokenNotFound)))
+      yield* tokens.invalidateAll
     }, orDieSql)
 
     /** The workspace a presented API token belongs to, if it is known and not revoked. */
     const authenticate = Effect.fn("Workspaces.authenticate")(function*(token: string) {
-      const row = yield* repo.findActiveToken(hashToken(token))
-      return Option.map(row, (row) => ({ workspaceId: row.workspaceId, tokenId: row.id }))
-    }, orDieSql)
+      return yield* tokens.get(hashToken(token))
+    })
 
     const createTone = Effect.fn("Workspaces.createTone")(
       function*(workspaceId: WorkspaceId, tone: Pick<Tone, "name" | "instructions">) {

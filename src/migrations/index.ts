@@ -2,12 +2,18 @@ import * as Migrator from "@effect/sql/Migrator"
 import initial from "./0001_initial.js"
 import deliveryAndKnowledge from "./0002_delivery_and_knowledge.js"
 import typedJobs from "./0003_typed_jobs.js"
+import fairQueue from "./0004_fair_queue.js"
+import replyMetadata from "./0005_reply_metadata.js"
+import aiSettings from "./0006_ai_settings.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
   "0001_initial": initial,
   "0002_delivery_and_knowledge": deliveryAndKnowledge,
-  "0003_typed_jobs": typedJobs
+  "0003_typed_jobs": typedJobs,
+  "0004_fair_queue": fairQueue,
+  "0005_reply_metadata": replyMetadata,
+  "0006_ai_settings": aiSettings
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -117,15 +117,38 @@ const ask = (tenant: Tenant, ...texts: ReadonlyArray<string>) =>
     })
   })
 
+/** The embedded responder's reply: no model, no tokens, no turns. */
+const embedded = { provider: "embedded", model: null, usage: { inputTokens: 0, outputTokens: 0 }, turns: 0 } as const
+
+/** The section heading each passage sits under in its article. */
+const headings = new Map([[DELIVERY_PASSAGE, "Delivery times"], [REFUNDS_PASSAGE, "Refunds"]])
+
 const answer = (passage: string, article: { title: string; url?: string }): Reply => ({
+  ...embedded,
   text: `${passage}\n\nMore in “${article.title}”${article.url === undefined ? "" : `: ${article.url}`}.`,
-  escalate: false,
-  sources: [{ title: article.title, url: article.url ?? null }],
-  provider: "embedded"
+  action: { _tag: "Answer" },
+  // The passage used, with its article and link.
+  citations: [{
+    articleId: expect.stringMatching(UUID),
+    title: article.title,
+    url: article.url ?? null,
+    heading: headings.get(passage) ?? null,
+    text: passage
+  }]
 })
 
-const escalation: Reply = { text: ESCALATION_TEXT, escalate: true, sources: [], provider: "embedded" }
-const noAnswer: Reply = { text: NO_ANSWER_TEXT, escalate: false, sources: [], provider: "embedded" }
+const escalation = (question: string): Reply => ({
+  ...embedded,
+  text: ESCALATION_TEXT,
+  action: {
+    _tag: "Escalate",
+    reason: "no_answer",
+    detail: "No help-center article answers the customer's question.",
+    summary: `The customer asked: ${question}`
+  },
+  citations: []
+})
+const noAnswer: Reply = { ...embedded, text: NO_ANSWER_TEXT, action: { _tag: "Answer" }, citations: [] }
 
 describe("Embedded knowledge-base responder", () => {
   it.layer(TestApp(), { timeout: 120_000 })((it) => {
@@ -234,7 +257,7 @@ describe("Embedded knowledge-base responder", () => {
           const tenant = yield* makeTenant()
           yield* addArticle(tenant.workspaceId, SHIPPING)
           yield* addArticle(tenant.workspaceId, RETURNS)
-          expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(escalation)
+          expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(escalation(CRYPTO_QUESTION))
         }).pipe(Effect.provide(Responder)))
 
       it.effect("says it found no answer, without escalating, when the escalation flag is off", () =>
@@ -250,7 +273,7 @@ describe("Embedded knowledge-base responder", () => {
       it.effect("an empty knowledge base escalates", () =>
         Effect.gen(function*() {
           const tenant = yield* makeTenant()
-          expect(yield* ask(tenant, "How long does delivery take?")).toEqual(escalation)
+          expect(yield* ask(tenant, "How long does delivery take?")).toEqual(escalation("How long does delivery take?"))
         }).pipe(Effect.provide(Responder)))
 
       it.effect("never uses another workspace's articles", () =>
@@ -266,8 +289,8 @@ describe("Embedded knowledge-base responder", () => {
           // The other workspace's article answers there...
           expect(yield* ask(other, CRYPTO_QUESTION)).toEqual(answer(CRYPTO.body, CRYPTO))
           // ...but never here, nor do this workspace's articles answer there.
-          expect(yield* ask(shop, CRYPTO_QUESTION)).toEqual(escalation)
-          expect(yield* ask(other, "How long does delivery take?")).toEqual(escalation)
+          expect(yield* ask(shop, CRYPTO_QUESTION)).toEqual(escalation(CRYPTO_QUESTION))
+          expect(yield* ask(other, "How long does delivery take?")).toEqual(escalation("How long does delivery take?"))
           expect(yield* ask(shop, "How long does delivery take?")).toEqual(answer(DELIVERY_PASSAGE, SHIPPING))
         }).pipe(Effect.provide(Responder)))
 
@@ -276,14 +299,14 @@ describe("Embedded knowledge-base responder", () => {
           const tenant = yield* makeTenant()
           yield* addArticle(tenant.workspaceId, CRYPTO)
           expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(answer(CRYPTO.body, CRYPTO))
-          expect(yield* ask(tenant, "How long does delivery take?")).toEqual(escalation)
+          expect(yield* ask(tenant, "How long does delivery take?")).toEqual(escalation("How long does delivery take?"))
         }).pipe(Effect.provide(Responder)))
 
       it.effect("picks up an article added after the first question", () =>
         Effect.gen(function*() {
           const tenant = yield* makeTenant()
           yield* addArticle(tenant.workspaceId, SHIPPING)
-          expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(escalation)
+          expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(escalation(CRYPTO_QUESTION))
           yield* addArticle(tenant.workspaceId, CRYPTO)
           expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(answer(CRYPTO.body, CRYPTO))
         }).pipe(Effect.provide(Responder)))

@@ -1,51 +1,59 @@
 /**
- * Reply generation alone: the `generate_reply` step called directly, on the real database, with the AI
- * provider a typed double that records what it was asked. No HTTP, no workers, no sleeps.
+ * Reply generation alone: the `generate_reply` step called directly, on the real database, with the
+ * embedded responder (the default model). No HTTP, no workers, no sleeps.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { AiReplies, type Reply, type ReplyRequest } from "../../src/Ai/AiReplies.js"
+import { AiRepliesLive } from "../../src/Ai/AiRepliesLive.js"
 import { Replies } from "../../src/Ai/GenerateReply.js"
+import { Knowledge } from "../../src/Ai/Knowledge.js"
+import { ModelSettingsFor } from "../../src/Ai/ModelSettingsFor.js"
+import { ReplyRepo } from "../../src/Ai/ReplyRepo.js"
 import { Conversations, type Incoming } from "../../src/Conversations/Conversations.js"
 import { ConversationsRepo } from "../../src/Conversations/Repo.js"
-import { Events } from "../../src/Delivery/Events.js"
-import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
 import { Integrations } from "../../src/Integrations/Integrations.js"
 import { Outcome } from "../../src/Jobs/Job.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
 import { TestConfig } from "../support/App.js"
 import { TestDatabase } from "../support/Database.js"
-import { makeTestLayer } from "../support/Layer.js"
+import { type LlmServer, makeLlmServer, type Scripted, turn } from "../support/LlmServers.js"
 
-/** What the provider double answers, and the requests it got. */
-const provider = {
-  asked: [] as Array<ReplyRequest>,
-  answer: { text: "It takes 3 days.", escalate: false, sources: [], provider: "double" } as Reply
-}
-
-const AiDouble = makeTestLayer(AiReplies)({
-  reply: (request) => Effect.sync(() => (provider.asked.push(request), provider.answer))
-})
-
-const RepliesTest = Replies.DefaultWithoutDependencies.pipe(
-  Layer.provide(AiDouble),
+const RepliesWith = (config: Record<string, string>) => Replies.Default.pipe(
+  Layer.provide([AiRepliesLive, ModelSettingsFor.Default]),
   Layer.provideMerge(
     Layer.mergeAll(
       ConversationsRepo.Default,
-      IntegrationsRepo.Default,
-      Events.Default,
+      ReplyRepo.Default,
       Conversations.Default,
       Integrations.Default,
-      Workspaces.Default
+      Workspaces.Default,
+      Knowledge.Default
     )
   ),
   Layer.provideMerge(TestDatabase),
-  Layer.provide(TestConfig()),
+  Layer.provide(TestConfig(config)),
   Layer.orDie
 )
+
+const RepliesTest = RepliesWith({})
+
+class Llm extends Context.Tag("test/Llm")<Llm, LlmServer>() {}
+
+/** `Replies` with a model on a local chat-completions server. */
+const ModelRepliesTest = Layer.unwrapScoped(
+  Effect.map(makeLlmServer, (server) =>
+    Layer.merge(
+      RepliesWith({ AI_PROVIDER: "openai", AI_MODEL: "test-model", OPENAI_BASE_URL: server.baseUrl }),
+      Layer.succeed(Llm, server)
+    ))
+)
+
+/** The same answer, a little late: long enough for two runs to be in their model calls at once. */
+const late = (answer: Scripted): Scripted => answer._tag === "Answer" ? { ...answer, delayMs: 300 } : answer
 
 const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
 
@@ -64,10 +72,16 @@ const incoming = (id: string, text: string): Incoming => ({
   channel: "api"
 })
 
-/** A new integration (features as given) and a function storing its customer's messages. */
-const anIntegration = (features: { readonly escalation?: boolean } = {}) =>
+/** A new integration (features as given) with a shipping article, and a function storing its customer's messages. */
+const anIntegration = (features: Record<string, boolean> = {}) =>
   Effect.gen(function*() {
     const { workspace } = yield* Effect.flatMap(Workspaces, (w) => w.create("Replies"))
+    yield* Effect.flatMap(Knowledge, (k) =>
+      k.addArticle(workspace.id, {
+        title: "Shipping",
+        url: "https://help.example.com/shipping",
+        body: "Shipping takes 3 days within the country."
+      }))
     const integration = yield* Effect.flatMap(Integrations, (i) =>
       i.create(workspace.id, {
         name: "Replies test",
@@ -86,50 +100,50 @@ const eventsOf = (conversationId: string) =>
     sql<{ readonly kind: string }>`SELECT kind FROM events WHERE conversation_id = ${conversationId} ORDER BY created_at`)
     .pipe(Effect.map((rows) => rows.map((row) => row.kind)), Effect.orDie)
 
-const reset = (answer: Partial<Reply> = {}) =>
-  Effect.sync(() => {
-    provider.asked = []
-    provider.answer = { text: "It takes 3 days.", escalate: false, sources: [], provider: "double", ...answer }
-  })
+const recordsOf = (conversationId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly triggerMessageId: string; readonly messageId: string | null; readonly action: string; readonly provider: string }>`
+      SELECT trigger_message_id, message_id, action, provider FROM reply_metadata WHERE conversation_id = ${conversationId}`)
+    .pipe(Effect.orDie)
 
 describe("Replies.generate", () => {
   layer(RepliesTest)((it) => {
     it.effect("answers the customer's messages once, and queues the reply's send_messages event", () =>
       Effect.gen(function*() {
-        yield* reset()
         const { say } = yield* anIntegration()
         yield* say("m-1", "Hello")
         const { conversation, message } = yield* say("m-2", "How long does shipping take?")
         const replies = yield* Replies
         const job = { conversationId: conversation.id, messageId: message.id }
         expect(yield* replies.generate(job)).toEqual(Outcome.Done())
-        expect(provider.asked).toHaveLength(1)
-        expect(provider.asked[0]!.unanswered.map((m) => m.text)).toEqual(["Hello", "How long does shipping take?"])
         const stored = yield* Effect.flatMap(ConversationsRepo, (r) => r.listMessages(conversation.id)).pipe(Effect.orDie)
-        const reply = stored.find((m) => m.role === "ai")
-        expect(reply).toMatchObject({ text: "It takes 3 days.", replyTo: message.id })
+        const reply = stored.filter((m) => m.role === "ai")
+        expect(reply).toHaveLength(1)
+        expect(reply[0]).toMatchObject({ replyTo: message.id })
+        expect(reply[0]!.text).toContain("Shipping takes 3 days")
         expect(yield* eventsOf(conversation.id)).toEqual(["send_messages"])
-        // The same trigger again (a retried job): no second reply, no second call.
+        expect(yield* recordsOf(conversation.id)).toEqual([
+          { triggerMessageId: message.id, messageId: reply[0]!.id, action: "answer", provider: "embedded" }
+        ])
+        // The same trigger again (a retried job): no second reply, no second event.
         expect(yield* replies.generate(job)).toEqual(Outcome.Done())
-        expect(provider.asked).toHaveLength(1)
         expect(yield* eventsOf(conversation.id)).toEqual(["send_messages"])
+        expect(yield* recordsOf(conversation.id)).toHaveLength(1)
       }))
 
     it.effect("a message that a later one supersedes is answered by the later one's job, not its own", () =>
       Effect.gen(function*() {
-        yield* reset()
         const { say } = yield* anIntegration()
         const first = yield* say("s-1", "Hi")
         yield* say("s-2", "Where is my order?")
         const replies = yield* Replies
         yield* replies.generate({ conversationId: first.conversation.id, messageId: first.message.id })
-        expect(provider.asked).toEqual([])
         expect(yield* eventsOf(first.conversation.id)).toEqual([])
+        expect(yield* recordsOf(first.conversation.id)).toEqual([])
       }))
 
     it.effect("a hand-over: the reply, then escalate; the conversation is escalated and gets no further reply", () =>
       Effect.gen(function*() {
-        yield* reset({ text: "Passing you to a person.", escalate: true })
         const { say } = yield* anIntegration({ escalation: true })
         const { conversation, message } = yield* say("e-1", "Can I pay with gold bars?")
         const replies = yield* Replies
@@ -139,7 +153,48 @@ describe("Replies.generate", () => {
         expect(Option.map(after, (c) => c.status)).toEqual(Option.some("escalated"))
         const next = yield* say("e-2", "Hello?")
         yield* replies.generate({ conversationId: conversation.id, messageId: next.message.id })
-        expect(provider.asked).toHaveLength(1)
+        expect(yield* eventsOf(conversation.id)).toEqual(["send_messages", "escalate"])
+        expect(yield* recordsOf(conversation.id)).toMatchObject([{ action: "escalate", provider: "embedded" }])
+      }))
+  })
+})
+
+describe("Replies.generate with a model", () => {
+  layer(ModelRepliesTest, { timeout: 60_000, excludeTestServices: true })((it) => {
+    it.effect("two runs of one trigger at once (a worker presumed dead and its replacement) store one reply", () =>
+      Effect.gen(function*() {
+        const llm = yield* Llm
+        const { say } = yield* anIntegration()
+        const { conversation, message } = yield* say("twice-1", "Hello?")
+        llm.enqueue(late(turn("openai-chat", { text: "Hi! How can I help?" })), late(turn("openai-chat", { text: "Hello there!" })))
+        const replies = yield* Replies
+        const job = { conversationId: conversation.id, messageId: message.id }
+        yield* Effect.all([replies.generate(job), replies.generate(job)], { concurrency: 2 })
+        // Both runs asked the model; one stored its answer.
+        expect(llm.requests()).toHaveLength(2)
+        const answers = (yield* Effect.flatMap(ConversationsRepo, (r) => r.listMessages(conversation.id)).pipe(Effect.orDie))
+          .filter((m) => m.role === "ai")
+        expect(answers).toHaveLength(1)
+        expect(yield* eventsOf(conversation.id)).toEqual(["typing", "typing", "send_messages"])
+        expect(yield* recordsOf(conversation.id)).toEqual([
+          { triggerMessageId: message.id, messageId: answers[0]!.id, action: "answer", provider: "openai" }
+        ])
+      }))
+
+    it.effect("two runs of one trigger whose outcome sends no message (a hand-over) store one outcome, one escalate", () =>
+      Effect.gen(function*() {
+        const llm = yield* Llm
+        const { say } = yield* anIntegration()
+        const { conversation, message } = yield* say("twice-2", "A person, please")
+        const handover = turn("openai-chat", {
+          toolCalls: [{ name: "escalate_to_human", args: { reason: "Asked for a person.", summary: "Wants a person.", message: "One moment." } }]
+        })
+        llm.enqueue(late(handover), late(handover))
+        const replies = yield* Replies
+        const job = { conversationId: conversation.id, messageId: message.id }
+        yield* Effect.all([replies.generate(job), replies.generate(job)], { concurrency: 2 })
+        expect(yield* eventsOf(conversation.id)).toEqual(["typing", "typing", "escalate"])
+        expect(yield* recordsOf(conversation.id)).toMatchObject([{ action: "escalate", messageId: null }])
       }))
   })
 })

@@ -3,6 +3,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
 import { IntegrationJson } from "../../src/Domain/Integration.js"
 import { Health } from "../../src/Health/Api.js"
 import { bodyAs, call, type CallOptions, DetailBody, makeTenant, type Reply, type Tenant, TestApp } from "../support/App.js"
@@ -309,6 +310,25 @@ describe("rate limit per API token (PARLEY_RATE_LIMIT=3)", () => {
         }
         // makeTenant drives the admin API several times; more tenants than the limit still work.
         for (let i = 0; i < 4; i++) yield* makeTenant()
+      }))
+  })
+})
+
+describe("token lookups are cached for PARLEY_TOKEN_CACHE_TTL", () => {
+  layer(TestApp({ PARLEY_TOKEN_CACHE_TTL: "400 millis" }), { timeout: 120_000 })((it) => {
+    it.effect("a token revoked behind this instance's back (another instance) works until the TTL ends, then 401", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const tenant = yield* makeTenant()
+        const list = call("GET", "/v1/integration/list", { token: tenant.token })
+        expect((yield* list).status).toBe(200)
+        yield* sql`UPDATE api_tokens SET revoked_at = now() WHERE workspace_id = ${tenant.workspaceId}`
+        // Served from the cache: the database was not asked.
+        expect((yield* list).status).toBe(200)
+        yield* TestClock.adjust("600 millis")
+        expect((yield* list).status).toBe(401)
+        // An unknown answer is not cached: the token stays rejected.
+        expect((yield* list).status).toBe(401)
       }))
   })
 })

@@ -124,6 +124,28 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
         expect(b.conversation.firstUnreadMessageId).toBe(a.message.id)
       }))
 
+    it.effect("the first unread message is the customer's first after the last answer, by sentAt", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const at = (minute: number) => `2026-11-22T10:${String(minute).padStart(2, "0")}:00Z`
+        const send = (role: string, minute: number) =>
+          post(tenant, message({ conversationId: "unread", customerId, role, syncOnly: true, sentAt: at(minute) })).pipe(
+            Effect.flatMap(bodyAs(MessageReceived)),
+            Effect.map(({ body }) => body)
+          )
+        const h1 = yield* send("human", 1)
+        expect(h1.conversation.firstUnreadMessageId).toBe(h1.message.id)
+        expect((yield* send("ai", 2)).conversation.firstUnreadMessageId).toBeNull()
+        const h3 = yield* send("human", 3)
+        expect(h3.conversation.firstUnreadMessageId).toBe(h3.message.id)
+        // Arrives last but was sent before the answer: answered already; the unread one stays h3.
+        expect((yield* send("human", 0)).conversation.firstUnreadMessageId).toBe(h3.message.id)
+        expect((yield* send("human", 4)).conversation.firstUnreadMessageId).toBe(h3.message.id)
+        // An answer sent before h3 answers nothing after it.
+        expect((yield* send("agent", 2)).conversation.firstUnreadMessageId).toBe(h3.message.id)
+        expect((yield* send("agent", 5)).conversation.firstUnreadMessageId).toBeNull()
+      }))
+
     it.effect("syncOnly imports history without scheduling a reply", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()

@@ -11,9 +11,9 @@ export const knownDefects = {
   /** (6) `webhookUrlProblem` is not yet called by Integrations create/updateSettings in production. */
   productionWebhookUrl: false,
   /** (8) A chunked body over the limit gets the connection closed with no answer instead of 413. */
-  chunkedBodyLimit: true,
+  chunkedBodyLimit: false,
   /** (9) Node's own 431 / 400 answers have empty bodies instead of `{"detail": ...}`. */
-  nodeOwnErrors: true
+  nodeOwnErrors: false
 } as const
 
 export type KnownDefect = keyof typeof knownDefects

@@ -20,7 +20,10 @@ describe("two Parley instances on one database", () => {
   const TwoPools = Layer.mergeAll(Layer.fresh(WorkerPoolLive), Layer.fresh(WorkerPoolLive)).pipe(
     Layer.provideMerge(Layer.mergeAll(ServicesLive, Events.Default, IntegrationsRepo.Default)),
     Layer.provideMerge(TestDatabase),
-    Layer.provide(TestConfig({ ...fastPipeline, WORKER_CONCURRENCY: "3" })),
+    // A lease long enough that a loaded machine (event-loop stalls, the heartbeat waiting for a pooled
+    // connection behind deliveries) does not expire one: a lost lease is at-least-once by design, and
+    // this test is about claims, which must never hand one job to both pools.
+    Layer.provide(TestConfig({ ...fastPipeline, WORKER_CONCURRENCY: "3", JOB_LEASE: "10 seconds" })),
     Layer.orDie
   )
 

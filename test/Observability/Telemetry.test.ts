@@ -65,6 +65,8 @@ describe("telemetry", () => {
           "workspace.id": tenant.workspaceId,
           "integration.id": tenant.integrationId
         })
+        // The request id the answer carries (X-Request-Id) is on the span too.
+        expect(request.attributes["request.id"]).toMatch(/^[0-9a-f-]{36}$/)
         const [reply] = named("Job.generate_reply", traceId)
         expect(reply).toBeDefined()
         expect(reply!.links.map((l) => l.context.traceId)).toEqual([traceId])

@@ -2,8 +2,8 @@
  * Layers a test composes: Parley's HTTP app on a test server (random port) over the test database,
  * with test configuration, plus helpers to call it raw (exact wire shapes) or through the typed client.
  */
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,6 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Api } from "../../src/Api.js"
 import { makeApp } from "../../src/App.js"
+import { createServer } from "../../src/NodeServer.js"
 import { ValidationItem } from "../../src/Domain/Validation.js"
 import { TestDatabase } from "./Database.js"
 
@@ -26,15 +27,24 @@ export const TestConfig = (overrides: Record<string, string> = {}) =>
         PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
         PARLEY_RATE_LIMIT: "0",
         PARLEY_SEED_DEMO: "false",
+        // One access record per request would bury what a failing test printed (Logs.test.ts turns them on).
+        LOG_REQUESTS: "false",
         PARLEY_DATA_DIR: mkdtempSync(join(tmpdir(), "parley-test-")),
         ...overrides
       }))
     ).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
   )
 
+/** Parley's Node server (`src/NodeServer.ts`) on a random port, with an `HttpClient` aimed at it. */
+export const TestServer = HttpServer.layerTestClient.pipe(
+  Layer.provide(NodeHttpClient.layerWithoutAgent),
+  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+  Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
+)
+
 /** Parley's HTTP API on a test server; provides an `HttpClient` aimed at it, the services and the database. */
 export const TestApp = (overrides: Record<string, string> = {}) =>
-  makeApp({ server: NodeHttpServer.layerTest, database: TestDatabase, workers: false }).pipe(
+  makeApp({ server: TestServer, database: TestDatabase, workers: false }).pipe(
     Layer.provide(TestConfig(overrides)),
     Layer.orDie
   )
@@ -57,7 +67,7 @@ export const fastPipeline: Record<string, string> = {
  * workers sleep and poll on the real clock.
  */
 export const TestAppWithWorkers = (overrides: Record<string, string> = {}) =>
-  makeApp({ server: NodeHttpServer.layerTest, database: TestDatabase }).pipe(
+  makeApp({ server: TestServer, database: TestDatabase }).pipe(
     Layer.provide(TestConfig({ ...fastPipeline, ...overrides })),
     Layer.orDie
   )
@@ -78,7 +88,7 @@ export interface CallOptions {
 }
 
 /** One raw HTTP call: the status, headers and parsed JSON body exactly as the wire has them. */
-export const call = (method: "GET" | "POST" | "DELETE", path: string, options: CallOptions = {}) =>
+export const call = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, options: CallOptions = {}) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     let request = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(options.headers ?? {}))

@@ -11,6 +11,7 @@ import * as Redacted from "effect/Redacted"
 import { randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { inject } from "vitest"
+import type { DatabaseTimeouts } from "../../src/Config.js"
 import { type DatabaseKind, layerPGlite, layerUrl, MigrationsLive } from "../../src/Sql.js"
 
 export const usingPostgres = process.env["PARLEY_TEST_DB"] === "postgres"
@@ -31,19 +32,34 @@ const onServer = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
     Effect.provide(PgClient.layer({ url: Redacted.make(adminUrl()), maxConnections: 1 }))
   )
 
-/** A fresh, migrated database on the PostgreSQL server of `TEST_DATABASE_URL`, dropped afterwards. */
-export const PostgresTest = Layer.unwrapScoped(
-  Effect.gen(function*() {
-    const name = `parley_test_${randomBytes(6).toString("hex")}`
-    yield* Effect.acquireRelease(
-      onServer((sql) => sql`CREATE DATABASE ${sql(name)}`),
-      () => onServer((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).pipe(Effect.orDie)
-    )
-    const url = new URL(adminUrl())
-    url.pathname = `/${name}`
-    return Layer.provideMerge(MigrationsLive, layerUrl(Redacted.make(url.toString()), 8))
-  })
-)
+/**
+ * A fresh, migrated database on the PostgreSQL server of `TEST_DATABASE_URL`, dropped afterwards;
+ * `via` reaches it through another local port (a `tcpProxy`), with `timeouts` instead of the defaults.
+ */
+export const postgresTest = (
+  options: { readonly via?: number; readonly timeouts?: DatabaseTimeouts } = {}
+) =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const name = `parley_test_${randomBytes(6).toString("hex")}`
+      yield* Effect.acquireRelease(
+        onServer((sql) => sql`CREATE DATABASE ${sql(name)}`),
+        () => onServer((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).pipe(Effect.orDie)
+      )
+      const url = new URL(adminUrl())
+      url.pathname = `/${name}`
+      if (options.via !== undefined) url.host = `127.0.0.1:${options.via}`
+      return Layer.provideMerge(MigrationsLive, layerUrl(Redacted.make(url.toString()), 8, options.timeouts))
+    })
+  )
+
+export const PostgresTest = postgresTest()
+
+/** Where `TEST_DATABASE_URL`'s server listens. */
+export const postgresAddress = () => {
+  const url = new URL(adminUrl())
+  return { host: url.hostname, port: Number(url.port === "" ? "5432" : url.port) }
+}
 
 /** The database of this test project. */
 export const TestDatabase: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseKind, unknown> = usingPostgres

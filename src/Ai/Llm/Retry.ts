@@ -4,17 +4,20 @@
  * `maxRetries` times per call, and only while the reply's retry budget lasts: the time it may lose to
  * failed attempts and to waiting between them, summed over all of its model calls. Healthy calls do
  * not spend the budget, so a long tool loop is not cut short; a dead provider costs a reply at most
- * about `retryBudget + timeout`.
+ * about `retryBudget + timeout`. Every attempt counts in `parley.ai.requests` (`outcome`: `success` or
+ * `error`), so the provider error ratio is per model request, retries included.
  */
 import type * as AiError from "@effect/ai/AiError"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Random from "effect/Random"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleInterval from "effect/ScheduleInterval"
+import { aiRequests } from "../../Observability/Metrics.js"
 import type { ModelSettings, Usage } from "./Contract.js"
 import { AiUnavailable, type AttemptFailure, AttemptTimedOut, classify } from "./Errors.js"
 
@@ -86,12 +89,15 @@ export const withRetries = <A>(
 ): Effect.Effect<A, AiUnavailable> =>
   Effect.gen(function*() {
     const attempts = yield* Ref.make(0)
+    const countRequest = (outcome: "success" | "error") =>
+      Metric.increment(Metric.tagged(Metric.tagged(aiRequests, "provider", options.settings.provider), "outcome", outcome))
     const timeoutMs = Duration.toMillis(options.policy.timeout)
     const once = Effect.gen(function*() {
       yield* Ref.update(attempts, (n) => n + 1)
       const started = yield* Clock.currentTimeMillis
       return yield* attempt.pipe(
         Effect.timeoutFail({ duration: options.policy.timeout, onTimeout: () => new AttemptTimedOut({ afterMs: timeoutMs }) }),
+        Effect.tapBoth({ onFailure: () => countRequest("error"), onSuccess: () => countRequest("success") }),
         Effect.catchAll((error) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(error, now - started, now)))
         )

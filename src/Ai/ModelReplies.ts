@@ -1,0 +1,146 @@
+/**
+ * Replies from a language model: the agent (`Llm/Agent.ts`) given the conversation, the integration's
+ * flags, the tone, preemptively retrieved passages, and its tools over Parley's data (the workspace's
+ * knowledge base, the same customer's earlier conversations). Its answer becomes a `Reply`; cited
+ * articles the model did not link are linked after the text, as the embedded responder does.
+ */
+import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import type { Message } from "../Domain/Conversation.js"
+import * as AppConfig from "../Config.js"
+import { ConversationsRepo } from "../Conversations/Repo.js"
+import type { Generated, Reply, ReplyAction, ReplyRequest } from "./AiReplies.js"
+import { toPassage } from "./Embedded.js"
+import { Knowledge } from "./Knowledge.js"
+import { Agent, MAX_SEARCH_RESULTS } from "./Llm/Agent.js"
+import type { AgentAction, AgentReply, HistoryMessage, ModelSettings, Passage, Usage } from "./Llm/Contract.js"
+import type { AiUnavailable } from "./Llm/Errors.js"
+import * as Prompts from "./Llm/Prompt.js"
+
+/** Passages put in the prompt before the first model call (`preemptiveRetrieval`). */
+export const PREEMPTIVE_PASSAGES = 3
+/** Earlier conversations `get_past_conversations` returns at most, and messages of each. */
+export const PAST_CONVERSATIONS = 5
+export const PAST_MESSAGES = 10
+const PAST_MESSAGE_CHARS = 500
+
+/** The reply's articles, linked after the text unless the model already quoted the link. */
+export const withLinks = (text: string, citations: ReadonlyArray<Passage>): string => {
+  const links: Array<string> = []
+  for (const passage of citations) {
+    if (passage.url === null || text.includes(passage.url)) continue
+    const link = `“${passage.title}”: ${passage.url}`
+    if (!links.includes(link)) links.push(link)
+  }
+  return links.length === 0 ? text : `${text}\n\nMore in ${links.join(" and ")}.`
+}
+
+export const toHistory = (message: Message): HistoryMessage => ({
+  role: message.role,
+  text: message.text,
+  sentAt: DateTime.formatIso(message.sentAt)
+})
+
+const toAction = (action: AgentAction): ReplyAction => {
+  switch (action._tag) {
+    case "Answer":
+      return action
+    case "Close":
+      return { _tag: "Close", summary: action.summary }
+    case "Escalate":
+      return {
+        _tag: "Escalate",
+        // The agent's own endings (turns spent, nothing said) are a failure to answer, not a decision.
+        reason: action.reason === Prompts.TURN_LIMIT_REASON || action.reason === Prompts.NO_ANSWER_REASON
+          ? "no_answer"
+          : "handover",
+        detail: action.reason,
+        summary: action.summary
+      }
+  }
+}
+
+/** GenAI semantic-convention attributes of a reply's span: the totals over its model calls. */
+const genAiAttributes = (settings: ModelSettings, usage: Usage) => ({
+  "gen_ai.system": settings.provider,
+  "gen_ai.operation.name": "chat",
+  "gen_ai.request.model": settings.model,
+  "gen_ai.usage.input_tokens": usage.inputTokens,
+  "gen_ai.usage.output_tokens": usage.outputTokens
+})
+
+export const makeModelReplies = Effect.gen(function*() {
+  const agent = yield* Agent
+  const knowledge = yield* Knowledge
+  const conversations = yield* ConversationsRepo
+  const maxTurns = yield* AppConfig.AiMaxTurns
+
+  const reply = (settings: ModelSettings, request: ReplyRequest): Effect.Effect<Reply, AiUnavailable> =>
+    Effect.gen(function*() {
+      const { conversation, integration } = request
+      const features = integration.settings.supportedFeatures
+      const answering = new Set(request.unanswered.map((m) => m.id))
+      const question = request.unanswered.map((m) => m.text).join("\n")
+      const retrieved = features.preemptiveRetrieval
+        ? (yield* knowledge.search(conversation.workspaceId, question, PREEMPTIVE_PASSAGES)).map(toPassage)
+        : []
+      const result: AgentReply = yield* agent.reply({
+        settings,
+        features: {
+          escalation: features.escalation,
+          closeTicket: features.closeTicket,
+          getPastConversationsTool: features.getPastConversationsTool,
+          preemptiveRetrieval: features.preemptiveRetrieval,
+          tone: features.tone
+        },
+        tone: features.tone ? request.tone ?? null : null,
+        history: request.history.filter((m) => m.type === "default" && !answering.has(m.id)).map(toHistory),
+        unanswered: request.unanswered.map((m) => ({ text: m.text })),
+        retrieved,
+        tools: {
+          searchKnowledge: (query) =>
+            Effect.map(knowledge.search(conversation.workspaceId, query, MAX_SEARCH_RESULTS), (hits) => hits.map(toPassage)),
+          pastConversations: () =>
+            conversations.pastConversations({
+              workspaceId: conversation.workspaceId,
+              customerId: conversation.customerId,
+              exclude: conversation.id,
+              conversations: PAST_CONVERSATIONS,
+              messages: PAST_MESSAGES
+            }).pipe(
+              Effect.map((past) =>
+                past.map((c) => ({
+                  ...c,
+                  messages: c.messages.map((m) => ({
+                    role: m.role,
+                    text: m.text.length > PAST_MESSAGE_CHARS ? `${m.text.slice(0, PAST_MESSAGE_CHARS - 1)}…` : m.text
+                  }))
+                }))
+              ),
+              Effect.orDie
+            )
+        },
+        maxTurns
+      }).pipe(
+        Effect.tapError((error) => Effect.annotateCurrentSpan(genAiAttributes(settings, error.usage)))
+      )
+      yield* Effect.annotateCurrentSpan(genAiAttributes(settings, result.usage))
+      return {
+        text: result.action._tag === "Answer" ? withLinks(result.text, result.citations) : result.text,
+        action: toAction(result.action),
+        citations: result.citations,
+        provider: result.provider,
+        model: result.model,
+        usage: result.usage,
+        turns: result.turns
+      } satisfies Reply
+    }).pipe(Effect.withSpan("AiReplies.reply", { attributes: { "ai.provider": settings.provider, "ai.model": settings.model } }))
+
+  const title = (settings: ModelSettings, history: ReadonlyArray<HistoryMessage>): Effect.Effect<Generated, AiUnavailable> =>
+    Effect.map(agent.title({ settings, history }), ({ text, usage }) => ({ text, usage }))
+
+  const summary = (settings: ModelSettings, history: ReadonlyArray<HistoryMessage>): Effect.Effect<Generated, AiUnavailable> =>
+    Effect.map(agent.summary({ settings, history }), ({ text, usage }) => ({ text, usage }))
+
+  return { reply, title, summary } as const
+})

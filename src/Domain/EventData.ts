@@ -1,0 +1,50 @@
+/**
+ * The `data` of each outbound event kind (PRODUCT.md §5; the envelope is built in
+ * src/Delivery/Events.ts). Message ids are Parley's.
+ */
+import * as Schema from "effect/Schema"
+import { MessageJson } from "./Conversation.js"
+import { MessageId } from "./Ids.js"
+
+/** `send_messages`: the AI's messages, as the API shows messages (spec 2.7). */
+export const SendMessagesData = Schema.Struct({ messages: Schema.Array(MessageJson) }).annotations({
+  identifier: "SendMessagesData"
+})
+
+/** `typing`: the AI started writing the answer to the customer's message `messageId`. */
+export const TypingData = Schema.Struct({ messageId: MessageId }).annotations({ identifier: "TypingData" })
+
+export const EscalationReason = Schema.Literal("no_answer", "handover", "ai_unavailable")
+
+/**
+ * `escalate`: the AI handed the conversation to a person; it is now `escalated` and the AI stays
+ * silent. `reason`: `no_answer` (nothing answered the question), `handover` (the model decided a
+ * person is needed), `ai_unavailable` (the model could not be reached). `detail` says why in words,
+ * `summary` is for the human agent; `messageId` is the hand-over message sent to the customer, if any.
+ */
+export const EscalateData = Schema.Struct({
+  reason: EscalationReason,
+  detail: Schema.String,
+  summary: Schema.String,
+  messageId: Schema.NullOr(MessageId)
+}).annotations({ identifier: "EscalateData" })
+
+/** `close_conversation`: the AI closed a resolved conversation; `messageId` is the goodbye, if one was sent. */
+export const CloseConversationData = Schema.Struct({
+  summary: Schema.String,
+  messageId: Schema.NullOr(MessageId)
+}).annotations({ identifier: "CloseConversationData" })
+
+/** `conversation_summary`: a summary for the human agent, at a hand-over or a close. */
+export const ConversationSummaryData = Schema.Struct({
+  summary: Schema.String,
+  at: Schema.Literal("escalation", "close")
+}).annotations({ identifier: "ConversationSummaryData" })
+
+/** `conversation_title`: a short title, after the conversation's first exchange. */
+export const ConversationTitleData = Schema.Struct({ title: Schema.String }).annotations({
+  identifier: "ConversationTitleData"
+})
+
+/** `send_csat`: the conversation was closed; ask the customer for a rating (then POST csat-response-received). */
+export const SendCsatData = Schema.Struct({}).annotations({ identifier: "SendCsatData" })

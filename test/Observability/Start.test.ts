@@ -1,0 +1,140 @@
+/**
+ * The process as `npm start` runs it (`node dist/main.js`, built first when stale), on a fresh embedded
+ * database: with `LOG_FORMAT=json` every line of stdout is one JSON record, from the start-up record to
+ * the last one of shutdown; the development banners (admin token, demo credentials) are on stderr; a
+ * start that fails is one JSON error record and exit code 1.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Schema from "effect/Schema"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync } from "node:fs"
+import * as net from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+
+const LogRecord = Schema.Struct({
+  message: Schema.String,
+  logLevel: Schema.String,
+  timestamp: Schema.String,
+  cause: Schema.optional(Schema.String),
+  annotations: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+const decodeRecord = Schema.decodeUnknownSync(Schema.parseJson(LogRecord))
+const version = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ version: Schema.String })))(
+  readFileSync(join(root, "package.json"), "utf8")
+).version
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+interface Run {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Promise<number | null>
+}
+
+const start = (env: Record<string, string>): Run => {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) =>
+      !name.startsWith("OTEL_") && !name.startsWith("LOG_") && !name.startsWith("PARLEY_") &&
+      !name.startsWith("WORKER_") && !name.startsWith("DELIVERY_") && name !== "DATABASE_URL" && name !== "METRICS_PORT"
+    )
+  )
+  const child = spawn(process.execPath, ["dist/main.js"], {
+    cwd: root,
+    env: { ...inherited, LOG_FORMAT: "json", HOST: "127.0.0.1", PARLEY_DATA_DIR: mkdtempSync(join(tmpdir(), "parley-start-")), ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { child, stdout: () => stdout, stderr: () => stderr, exited }
+}
+
+const waitUntil = async (condition: () => boolean, what: () => string, timeoutMs = 90_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Timed out; seen: ${what()}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** Every line of stdout as a record; a line that is not one fails the test, naming it. */
+const recordsOf = (stdout: string) =>
+  stdout.split("\n").filter((line) => line !== "").map((line) => {
+    try {
+      return decodeRecord(line)
+    } catch (error) {
+      throw new Error(`Not a JSON log record on stdout: ${line}\n${String(error)}`)
+    }
+  })
+
+describe("node dist/main.js", () => {
+  // Builds dist/ when a source is newer than the last build (as `npm start` does).
+  execFileSync(process.execPath, [join(root, "scripts", "ensure-build.mjs")], { cwd: root, stdio: "ignore" })
+
+  it("with LOG_FORMAT=json, stdout is JSON records only: start-up, requests, shutdown", { timeout: 180_000 }, async () => {
+    const port = await freePort()
+    const run = start({ PORT: String(port), WORKER_CONCURRENCY: "3", DELIVERY_CONCURRENCY: "5" })
+    try {
+      await waitUntil(() => run.stdout().includes("\"Parley started\""), () => run.stdout() + run.stderr())
+      const health = await fetch(`http://127.0.0.1:${port}/health/live`, { headers: { "x-request-id": "spawned-1" } })
+      expect(health.headers.get("x-request-id")).toBe("spawned-1")
+      const missing = await fetch(`http://127.0.0.1:${port}/nothing/here?access_token=prl_notarealtokenbutlooksone`)
+      expect(missing.status).toBe(404)
+      await waitUntil(() => run.stdout().includes("\"url.path\":\"/nothing/here\""), () => run.stdout())
+    } finally {
+      run.child.kill("SIGTERM")
+    }
+    expect(await run.exited).toBe(0)
+
+    const records = recordsOf(run.stdout())
+    const started = records.find((r) => r.message === "Parley started")
+    expect(started?.logLevel).toBe("INFO")
+    expect(started?.annotations).toEqual({
+      "service.version": version,
+      "parley.mode": "development",
+      "database.kind": "embedded",
+      "worker.concurrency": 3,
+      "delivery.concurrency": 5,
+      "server.port": port,
+      "metrics.port": null,
+      url: `http://localhost:${port}`,
+      docs: `http://localhost:${port}/docs`
+    })
+    // Health is logged at debug: below the default level.
+    expect(records.filter((r) => r.message === "HTTP request").map((r) => r.annotations["url.path"])).toEqual(["/nothing/here"])
+    expect(records.slice(-2).map((r) => r.message)).toEqual(["Parley stopping", "Parley stopped"])
+    expect(run.stdout()).not.toContain("prl_notarealtokenbutlooksone")
+
+    // The development banners: on stderr, human-readable.
+    expect(run.stderr()).toMatch(/Admin token \(development mode, generated; kept in .*\): padm_/)
+    expect(run.stderr()).toMatch(/PARLEY_TOKEN=prl_/)
+    expect(run.stdout()).not.toMatch(/padm_[A-Za-z0-9_-]{8}|PARLEY_TOKEN=/)
+  })
+
+  it("a start that fails is one JSON error record with its cause, and exit code 1", { timeout: 180_000 }, async () => {
+    const run = start({ PORT: String(await freePort()), PARLEY_MODE: "production" })
+    expect(await run.exited).toBe(1)
+    const records = recordsOf(run.stdout())
+    const failed = records.filter((r) => r.message === "Parley failed to start")
+    expect(failed).toHaveLength(1)
+    expect(failed[0]!.logLevel).toBe("ERROR")
+    expect(failed[0]!.cause).toContain("PARLEY_ADMIN_TOKEN must be set in production mode")
+    expect(records.map((r) => r.message)).toEqual(["Parley failed to start"])
+  })
+})
