@@ -2,13 +2,15 @@
 // every request: arrival time, eventId, event kind, the integrator's conversationId, whether the
 // signature (X-Parley-Webhook-Signature: hex HMAC-SHA256 of "<timestamp>.<body>") verifies with one of
 // the workspace secrets it was given. Mode `hang` accepts connections and never answers (a dead
-// receiver that keeps its sockets open); it records arrivals too.
+// receiver that keeps its sockets open); mode `gone` answers 410 Gone. Both record arrivals too. The mode
+// can be changed while running (`setMode`).
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 import { serve } from "./lib/ipc-child.mjs"
 import { nowMs } from "./lib/proc.mjs"
 
 let server = null
+let currentMode = "ok"
 let secrets = []
 let records = []
 const hanging = new Set()
@@ -42,19 +44,20 @@ const start = ({ mode, workspaceSecrets = [] }) =>
   new Promise((resolve) => {
     secrets = workspaceSecrets
     records = []
+    currentMode = mode
     server = createServer((req, res) => {
       const chunks = []
       req.on("data", (chunk) => chunks.push(chunk))
       req.on("end", () => {
         const arrivedAt = nowMs()
         record(arrivedAt, Buffer.concat(chunks).toString("utf8"), req.headers)
-        if (mode === "hang") {
+        if (currentMode === "hang") {
           hanging.add(res)
           res.on("close", () => hanging.delete(res))
           return
         }
-        res.writeHead(200, { "content-type": "application/json" })
-        res.end("{\"ok\":true}")
+        res.writeHead(currentMode === "gone" ? 410 : 200, { "content-type": "application/json" })
+        res.end(currentMode === "gone" ? "{\"gone\":true}" : "{\"ok\":true}")
       })
     })
     server.keepAliveTimeout = 60_000
@@ -70,6 +73,10 @@ serve({
   /** The records so far; `since` skips the first ones already collected. */
   collect: ({ since = 0 } = {}) => ({ total: records.length, records: records.slice(since) }),
   count: () => records.length,
+  setMode: ({ mode }) => {
+    currentMode = mode
+    return mode
+  },
   stop: () =>
     new Promise((resolve) => {
       for (const res of hanging) res.destroy()

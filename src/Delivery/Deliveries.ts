@@ -3,7 +3,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Delivery, DeliveryDetail, DeliveryStatus } from "../Domain/Delivery.js"
+import type { DeliveryDetail, DeliveryStatus } from "../Domain/Delivery.js"
 import { NotFound } from "../Domain/Errors.js"
 import type { EventId, IntegrationId } from "../Domain/Ids.js"
 import { JobQueue } from "../Jobs/Queue.js"
@@ -47,13 +47,12 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
      * Sends the event again now, signed afresh, in a new retry window. Under the event's row lock (the
      * sender settles under it too): a waiting job is brought forward, a running one runs again right
      * after its attempt (which then leaves the event to the replay), and with no live job a fresh one
-     * is queued after the conversation's others. `fresh` (replay all) also retires a waiting job and
-     * queues a new one, so that replayed events keep their order among themselves.
+     * is queued after the conversation's others.
      */
-    const replayOne = (delivery: Delivery, fresh: boolean) =>
-      Effect.gen(function*() {
+    const replay = Effect.fn("Deliveries.replay")(function*(integrationId: IntegrationId, id: EventId) {
+      const delivery = yield* find(integrationId, id)
+      return yield* Effect.gen(function*() {
         const replayed = yield* repo.markReplayed(delivery.id)
-        if (fresh) yield* queue.supersede(DeliverEvent, delivery.id)
         const brought = yield* queue.runNow(DeliverEvent, delivery.id)
         if (!brought) {
           yield* queue.enqueue(DeliverEvent, { eventId: delivery.id }, {
@@ -63,18 +62,23 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
         }
         return replayed
       }).pipe(sql.withTransaction)
-
-    const replay = Effect.fn("Deliveries.replay")(function*(integrationId: IntegrationId, id: EventId) {
-      return yield* replayOne(yield* find(integrationId, id), false)
     }, orDieSql)
 
+    /**
+     * Every dead or failed event since `since` (at most 10,000, the newest), in one transaction and a
+     * fixed number of statements: each gets a fresh job queued after its conversation's others, oldest
+     * first, so replayed events keep their order among themselves (a waiting job is retired; a running
+     * one runs again right after its attempt instead).
+     */
     const replayAll = Effect.fn("Deliveries.replayAll")(function*(integrationId: IntegrationId, since: DateTime.Utc) {
-      const deliveries = yield* repo.list({ integrationId, statuses: ["dead", "failed"], since, limit: 10_000 })
-      // Oldest first and all with fresh jobs, so a conversation's events are queued again in their order.
-      const ordered = [...deliveries].sort((a, b) => a.createdAt.epochMillis - b.createdAt.epochMillis)
-      const replayed = yield* Effect.forEach(ordered, (delivery) => replayOne(delivery, true))
+      const replayed = yield* repo.markAllReplayed({ integrationId, since, limit: 10_000 })
+      yield* queue.replaceMany(DeliverEvent, replayed.map((delivery) => ({
+        payload: { eventId: delivery.id },
+        conversationId: delivery.conversationId,
+        group: delivery.integrationId
+      })))
       return { replayed: replayed.length, deliveryIds: replayed.map((r) => r.id) }
-    }, orDieSql)
+    }, sql.withTransaction, orDieSql)
 
     return { list, get, replay, replayAll } as const
   })

@@ -80,6 +80,27 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
             WHERE id = ${id} RETURNING *`
     })
 
+    /**
+     * Every dead or failed event of the integration since `since` (the newest `limit`), set pending in
+     * a new retry window, in one statement holding their row locks to the end of the transaction;
+     * oldest first.
+     */
+    const markAllReplayed = SqlSchema.findAll({
+      Request: Schema.Struct({ integrationId: IntegrationId, since: Schema.DateTimeUtcFromDate, limit: Schema.Number }),
+      Result: Delivery,
+      execute: ({ integrationId, limit, since }) =>
+        sql`WITH chosen AS (
+              SELECT id FROM events
+              WHERE integration_id = ${integrationId} AND status IN ('dead', 'failed') AND created_at >= ${since}
+              ORDER BY created_at DESC, id LIMIT ${limit}
+              FOR UPDATE),
+            replayed AS (
+              UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL,
+                  generation = generation + 1
+              WHERE id IN (SELECT id FROM chosen) RETURNING *)
+            SELECT * FROM replayed ORDER BY created_at, id`
+    })
+
     /** Events given up and not replayed since (the dead-letter gauge). */
     const countDead = sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM events WHERE status = 'dead'`.pipe(
       Effect.map((rows) => rows[0]?.n ?? 0)
@@ -95,6 +116,7 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       recordAttempt,
       update,
       markReplayed,
+      markAllReplayed,
       countDead
     } as const
   })

@@ -132,11 +132,65 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       return rows.length > 0
     }, Effect.orDie)
 
-    /** Retires the pending job of `key`, so that a fresh one, queued after it, replaces it. */
-    const supersede = Effect.fn("JobQueue.supersede")(function*<A, I>(definition: Definition<A, I>, key: string) {
-      yield* sql`
-        UPDATE jobs SET status = 'done', last_error = 'superseded', finished_at = now(), updated_at = now()
-        WHERE kind = ${definition.name} AND key = ${key} AND status = 'pending'`
+    /**
+     * Queues a fresh job for each of `items` (a keyed kind), in their order and after their
+     * conversations' others, replacing their live jobs: a pending one is retired; a running one runs
+     * again right after its current run, and no job is added for it. A fixed number of statements
+     * whatever the count (replay-all queues thousands at once); in the caller's transaction, with the
+     * conversations' locks taken in one order. Returns how many jobs were queued.
+     */
+    const replaceMany = Effect.fn("JobQueue.replaceMany")(function*<A, I>(
+      definition: Definition<A, I>,
+      items: ReadonlyArray<{ readonly payload: A } & Omit<EnqueueOptions, "delay">>
+    ) {
+      const keyOf = definition.key
+      if (keyOf === undefined) return yield* Effect.dieMessage(`${definition.name} has no key: replaceMany needs one`)
+      if (items.length === 0) return 0
+      const ordered = definition.orderedBy === "conversation"
+      const rows = yield* Effect.forEach(items, (item) =>
+        Effect.map(Schema.encode(definition.payload)(item.payload), (payload) => ({
+          payload,
+          key: keyOf(item.payload),
+          conversationId: item.conversationId ?? null,
+          group: item.group ?? null
+        })))
+      const keys = JSON.stringify(rows.map((row) => row.key))
+      const traceContext = yield* currentTraceContext
+      yield* Effect.annotateCurrentSpan({ "job.kind": definition.name, "job.count": rows.length })
+      return yield* Effect.gen(function*() {
+        const running = yield* sql<{ readonly key: string }>`
+          UPDATE jobs SET rerun = true, updated_at = now()
+          WHERE kind = ${definition.name} AND status = 'running'
+            AND key IN (SELECT jsonb_array_elements_text(${keys}::jsonb))
+          RETURNING key`
+        yield* sql`
+          UPDATE jobs SET status = 'done', last_error = 'superseded', finished_at = now(), updated_at = now()
+          WHERE kind = ${definition.name} AND status = 'pending'
+            AND key IN (SELECT jsonb_array_elements_text(${keys}::jsonb))`
+        const rerun = new Set(running.map((row) => row.key))
+        const fresh = rows.filter((row) => !rerun.has(row.key))
+        const conversations = ordered
+          ? [...new Set(fresh.flatMap((row) => row.conversationId === null ? [] : [row.conversationId]))].sort()
+          : []
+        if (conversations.length > 0) {
+          // The same lock as `enqueue`'s, for every conversation, in a fixed order.
+          yield* sql`
+            SELECT pg_advisory_xact_lock(hashtextextended(c, 0))
+            FROM (SELECT jsonb_array_elements_text(${JSON.stringify(conversations)}::jsonb) AS c ORDER BY 1) locks`
+        }
+        const inserted = fresh.length === 0 ? [] : yield* sql<{ readonly id: JobId }>`
+          INSERT INTO jobs (kind, payload, conversation_id, ordered, key, group_key, run_at, trace_context)
+          SELECT ${definition.name}, item->'payload', (item->>'conversationId')::uuid,
+                 ${ordered} AND item->>'conversationId' IS NOT NULL, item->>'key', item->>'group', now(),
+                 ${traceContext}::jsonb
+          FROM jsonb_array_elements(${JSON.stringify(fresh)}::jsonb) WITH ORDINALITY AS t(item, n)
+          ORDER BY n
+          ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('pending', 'running') DO NOTHING
+          RETURNING id`
+        if (inserted.length > 0 || running.length > 0) yield* notify(definition.name, 0)
+        yield* Metric.incrementBy(Metric.tagged(jobsEnqueued, "kind", definition.name), inserted.length)
+        return inserted.length
+      }).pipe(inTransaction)
     }, Effect.orDie)
 
     const claimMany = SqlSchema.findAll({
@@ -290,6 +344,6 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     /** This process's notifications on the embedded database (`LISTEN` serves PostgreSQL). */
     const signals: Stream.Stream<string> = Stream.fromPubSub(local)
 
-    return { signals, enqueue, runNow, supersede, claim, reap, nextDue, heartbeat, settle, release, purge, depth } as const
+    return { signals, enqueue, runNow, replaceMany, claim, reap, nextDue, heartbeat, settle, release, purge, depth } as const
   })
 }) {}

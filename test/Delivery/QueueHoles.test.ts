@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { Replayed } from "../../src/Delivery/Api.js"
 import { Events } from "../../src/Delivery/Events.js"
 import { MessageReceived } from "../../src/Domain/Conversation.js"
 import { ConversationId, CustomerId, IntegrationId } from "../../src/Domain/Ids.js"
@@ -156,6 +157,48 @@ describe("queue holes", () => {
         )
         expect(attempts.map((a) => a.attempt)).toEqual([1, 2])
       }))
+
+    it.scoped("replay all queues hundreds of dead events at once, each conversation's in its order, one live job each", () =>
+      Effect.gen(function*() {
+        // 410 turns the webhook off: the first event dies on it, the others die unsent.
+        const receiver = yield* makeReceiver(() => ({ status: 410 }))
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url })
+        const sql = yield* SqlClient.SqlClient
+        const integration = yield* integrationOf(tenant)
+        const events = yield* Events
+        const conversations = yield* Effect.forEach(["bulk-a", "bulk-b", "bulk-c", "bulk-d"], (id) => conversationOf(tenant, id))
+        const emitted: ReadonlyArray<ReadonlyArray<string>> = yield* Effect.forEach(conversations, (conversation) =>
+          Effect.forEach(Array.from({ length: 50 }, (_, n) => n), (n) =>
+            events.emit({ integration, conversation, kind: "typing", data: { n } })).pipe(sql.withTransaction))
+        yield* eventually(eventRows(tenant.integrationId), (rows) => rows.length === 200 && rows.every((r) => r.status === "dead"), 30_000)
+
+        receiver.respondWith(() => ({ status: 200 }))
+        yield* call("POST", `/v1/integration/${tenant.integrationId}/update-settings`, {
+          token: tenant.token,
+          body: { webhookEnabled: true }
+        })
+        const before = receiver.received().length
+        const replay = yield* call("POST", `/v1/integration/${tenant.integrationId}/deliveries/replay?since=2000-01-01T00:00:00Z`, {
+          token: tenant.token
+        }).pipe(Effect.flatMap(bodyAs(Replayed)))
+        expect(replay.body.replayed).toBe(200)
+        // Oldest first: a conversation's events in the order they were emitted.
+        for (const ids of emitted) {
+          expect(replay.body.deliveryIds.filter((id) => ids.includes(id))).toEqual(ids)
+        }
+
+        const received = (yield* receiver.waitFor(before + 200, 30_000)).slice(before).map((r) => webhookBody(AnyEvent)(r).eventId)
+        expect(new Set(received).size).toBe(200)
+        for (const ids of emitted) {
+          expect(received.filter((id) => ids.includes(id))).toEqual(ids)
+        }
+        const rows = yield* eventually(eventRows(tenant.integrationId), (rows) => rows.every((r) => r.status === "delivered"))
+        expect(rows).toHaveLength(200)
+        const jobs = yield* sql<{ readonly n: number }>`
+          SELECT count(*)::int AS n FROM jobs
+          WHERE kind = 'deliver_event' AND payload->>'eventId' IN ${sql.in(emitted.flat())} AND status IN ('pending', 'running')`
+        expect(jobs[0]!.n).toBe(0)
+      }), { timeout: 60_000 })
   })
 
   layer(App({ DELIVERY_RETRY_BASE: "10 seconds", DELIVERY_RETRY_MAX_DELAY: "10 seconds" }), {
