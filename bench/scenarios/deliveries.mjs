@@ -6,10 +6,10 @@
 // off and every reply is dead), comes back, the webhook is re-enabled and every dead event is replayed
 // with one request; the rate at which the replayed events arrive is the lane's own throughput, with no
 // reply generation in front of it.
-import { query } from "../lib/db.mjs"
+import { backendPids, query } from "../lib/db.mjs"
 import { allAnswered, analyzeWebhooks, failures, okPerSecond, tenantFor, waitForWebhooks } from "../lib/harness.mjs"
 import { QUESTION, benchArticle, conversationOf } from "../lib/messages.mjs"
-import { nowMs, sleep } from "../lib/proc.mjs"
+import { cpuTimeMs, cpuTimeOfAll, nowMs, sleep } from "../lib/proc.mjs"
 import { round } from "../lib/stats.mjs"
 import { target } from "../lib/targets.mjs"
 
@@ -98,7 +98,7 @@ const waitForDead = async (databaseUrl, integrationId, count, timeoutMs) => {
  * request once the receiver answers 200 again. Rate from the replay request to the last arrival, and
  * from its answer to the last arrival (the replay queues its jobs one by one, the lane starts at once).
  */
-export const lane = async ({ driver, receiver, parleyUrl, databaseUrl, tenant, count, timeoutMs }) => {
+export const lane = async ({ driver, receiver, parleyUrl, parleyPid, databaseUrl, databaseName, tenant, count, timeoutMs }) => {
   await receiver.call("setMode", { mode: "gone" })
   const spec = { prefix: "lane", syncOnly: false, text: QUESTION }
   const since = new Date(Date.now() - 1000).toISOString()
@@ -115,14 +115,18 @@ export const lane = async ({ driver, receiver, parleyUrl, databaseUrl, tenant, c
   await receiver.call("setMode", { mode: "ok" })
   await apiCall(parleyUrl, tenant.token, "POST", `/v1/integration/${tenant.integrationId}/update-settings`, { webhookEnabled: true })
   const before = await receiver.call("count")
+  const pgPids = await backendPids(databaseName)
+  const cpuBefore = { parley: cpuTimeMs(parleyPid), postgres: cpuTimeOfAll(pgPids) }
   const replayStarted = nowMs()
   const replayed = await apiCall(parleyUrl, tenant.token, "POST",
     `/v1/integration/${tenant.integrationId}/deliveries/replay?since=${encodeURIComponent(since)}`)
   const replayAnswered = nowMs()
   const waited = await waitForWebhooks(receiver, { since: before, done: allAnswered(conversations), idleMs: 30_000, timeoutMs })
+  const cpuAfter = { parley: cpuTimeMs(parleyPid), postgres: cpuTimeOfAll(pgPids) }
   const report = analyzeWebhooks(waited.records, conversations)
   const arrivals = [...report.arrivals.values()].sort((a, b) => a - b)
   const last = arrivals.at(-1) ?? replayAnswered
+  const perDelivery = (key) => arrivals.length === 0 ? null : round((cpuAfter[key] - cpuBefore[key]) / arrivals.length, 3)
   const afterAnswer = arrivals.filter((at) => at > replayAnswered).length
   return {
     conversations: conversations.length,
@@ -136,7 +140,9 @@ export const lane = async ({ driver, receiver, parleyUrl, databaseUrl, tenant, c
     waitEnded: waited.stopped,
     deliveriesPerSecond: round(arrivals.length / ((last - replayStarted) / 1000), 1),
     deliveriesPerSecondAfterAnswer: afterAnswer === 0 ? null : round(afterAnswer / ((last - replayAnswered) / 1000), 1),
-    deliveredDuringReplayRequest: arrivals.length - afterAnswer
+    deliveredDuringReplayRequest: arrivals.length - afterAnswer,
+    // CPU per delivery (ms) of the Parley process and of the database's backends, over the whole wait.
+    cpuMsPerDelivery: { parley: perDelivery("parley"), postgres: perDelivery("postgres") }
   }
 }
 
@@ -159,7 +165,8 @@ export default {
     const laneCount = ctx.quick ? 300 : 1000
     ctx.say(`the deliveries lane: ${laneCount} replies dead behind a 410, then replayed at once`)
     const alone = await lane({
-      driver, receiver, parleyUrl: parley.url, databaseUrl: db.url, tenant, count: laneCount,
+      driver, receiver, parleyUrl: parley.url, parleyPid: parley.pid, databaseUrl: db.url, databaseName: db.name, tenant,
+      count: laneCount,
       timeoutMs: ctx.quick ? 120_000 : 600_000
     })
     ctx.say(`lane: ${alone.delivered}/${alone.replayed} replayed delivered, ${alone.deliveriesPerSecond}/s (replay request ${alone.replayRequestMs} ms); lost ${alone.lost}`)
@@ -176,7 +183,7 @@ export default {
         },
         {
           work: "  lost / duplicated / bad signatures",
-          parley: `${alone.lost} / ${alone.duplicated} / ${alone.invalidSignatures} (of ${alone.conversations}; ${alone.dead} dead before the replay)`,
+          parley: `${alone.lost} / ${alone.duplicated} / ${alone.invalidSignatures} (of ${alone.conversations}; ${alone.dead} dead before the replay); CPU per delivery ${alone.cpuMsPerDelivery.parley} ms Parley, ${alone.cpuMsPerDelivery.postgres} ms PostgreSQL`,
           baseline: "",
           ratio: null,
           target: "deliveries_lane_lost"

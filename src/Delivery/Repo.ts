@@ -70,6 +70,36 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       execute: (row) => sql`UPDATE events SET ${sql.update(row, ["id"])} WHERE id = ${row.id}`
     })
 
+    /**
+     * A successful attempt in one statement, without a transaction: the event becomes delivered and the
+     * attempt is recorded under the event's next attempt number, if the event is still of `generation`
+     * (the row lock of the UPDATE orders it with replays, which take the lock and bump the generation).
+     * None when a replay moved the event on: the caller then settles under the lock.
+     */
+    const recordDelivered = SqlSchema.findOne({
+      Request: Schema.Struct({
+        id: EventId,
+        generation: Schema.Number,
+        startedAt: Schema.DateTimeUtcFromDate,
+        latencyMs: Schema.Number,
+        statusCode: Schema.Number,
+        responseSnippet: Schema.NullOr(Schema.String),
+        deliveredAt: Schema.DateTimeUtcFromDate
+      }),
+      Result: Schema.Struct({ attempt: Schema.Number }),
+      execute: (row) =>
+        sql`WITH delivered AS (
+              UPDATE events SET status = 'delivered', attempts = attempts + 1, last_status_code = ${row.statusCode},
+                  last_error = NULL, next_attempt_at = NULL, delivered_at = ${row.deliveredAt}
+              WHERE id = ${row.id} AND generation = ${row.generation}
+              RETURNING id, attempts)
+            INSERT INTO delivery_attempts (event_id, attempt, started_at, latency_ms, status_code, error,
+                                           response_snippet, next_retry_at)
+            SELECT id, attempts, ${row.startedAt}, ${row.latencyMs}, ${row.statusCode}, NULL, ${row.responseSnippet}, NULL
+            FROM delivered
+            RETURNING attempt`
+    })
+
     /** Queues the event again: pending now, in a new retry window, a new generation. */
     const markReplayed = SqlSchema.single({
       Request: EventId,
@@ -114,6 +144,7 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       list,
       attempts,
       recordAttempt,
+      recordDelivered,
       update,
       markReplayed,
       markAllReplayed,

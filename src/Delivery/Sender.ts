@@ -187,6 +187,38 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         ...(result.error !== null ? { error: result.error } : {})
       })
 
+    /** What a delivered attempt also does: its record, and the end-to-end latency. */
+    const delivered = (event: Delivery, number: number, result: AttemptResult, now: DateTime.Utc) =>
+      Effect.gen(function*() {
+        // At `info` when it ends earlier failures (each one a `warn`): the recovery is news too.
+        yield* (number > 1 ? Effect.logInfo : Effect.logDebug)("Delivered").pipe(log(event, number, result))
+        if (event.originAt !== null) {
+          yield* Metric.update(deliveryLatency, (now.epochMillis - event.originAt.epochMillis) / 1000)
+        }
+      })
+
+    /**
+     * The common case, a 2xx for an event no replay touched since it was loaded, in one statement (see
+     * `recordDelivered`); none otherwise, for `settle`.
+     */
+    const settleDelivered = (started: Delivery, result: AttemptResult) =>
+      Effect.gen(function*() {
+        if (result.error !== null || result.statusCode === null) return Option.none<Outcome>()
+        const now = yield* DateTime.now
+        const recorded = yield* repo.recordDelivered({
+          id: started.id,
+          generation: started.generation,
+          startedAt: result.startedAt,
+          latencyMs: result.latencyMs,
+          statusCode: result.statusCode,
+          responseSnippet: result.snippet,
+          deliveredAt: now
+        }).pipe(Effect.orDie)
+        if (Option.isNone(recorded)) return Option.none<Outcome>()
+        yield* delivered(started, recorded.value.attempt, result, now)
+        return Option.some(Outcome.Done())
+      })
+
     /** Records the attempt and moves the event on, under the event's row lock (replays take it too). */
     const settle = (started: Delivery, result: AttemptResult) =>
       Effect.gen(function*() {
@@ -239,11 +271,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         if (result.error === null && result.statusCode !== null) {
           yield* record(null)
           yield* write({ status: "delivered", nextAttemptAt: null, deliveredAt: now })
-          // At `info` when it ends earlier failures (each one a `warn`): the recovery is news too.
-          yield* (number > 1 ? Effect.logInfo : Effect.logDebug)("Delivered").pipe(log(event, number, result))
-          if (event.originAt !== null) {
-            yield* Metric.update(deliveryLatency, (now.epochMillis - event.originAt.epochMillis) / 1000)
-          }
+          yield* delivered(event, number, result, now)
           return done
         }
         if (result.statusCode === 410) {
@@ -296,6 +324,8 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         "http.response.status_code": result.statusCode ?? 0,
         ...(result.error !== null ? { "error.type": result.error.slice(0, 200) } : {})
       })
+      const fast = yield* settleDelivered(event, result)
+      if (Option.isSome(fast)) return fast.value
       const { nextRetryAt, outcome: settled } = yield* settle(event, result)
       if (Option.isSome(nextRetryAt)) {
         yield* Effect.annotateCurrentSpan({ "delivery.next_retry_at": DateTime.formatIso(nextRetryAt.value) })
