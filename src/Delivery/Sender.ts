@@ -125,9 +125,9 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
     /** Everything up to the POST; a failure here is the attempt's failure, not the job's. */
     const attempt = (event: Delivery) =>
       Effect.gen(function*() {
-        const integration = yield* integrations.findById(event.integrationId).pipe(Effect.orDie)
-        if (Option.isNone(integration)) return { error: "Integration deleted", final: true } as const
-        const settings = integration.value.settings
+        const target = yield* integrations.findForDelivery(event.integrationId).pipe(Effect.orDie)
+        if (Option.isNone(target)) return { error: "Integration deleted", final: true } as const
+        const settings = target.value.integration.settings
         if (!settings.webhookEnabled) {
           return {
             error: "Webhook disabled (a 410 Gone, or webhookEnabled: false); re-enable it with update-settings, then replay",
@@ -139,7 +139,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         if (literal !== undefined) {
           return { error: `SSRF guard: ${literal} is internal; refused in production mode`, final: true } as const
         }
-        const secrets = yield* workspaces.webhookSecrets(event.workspaceId)
+        const secrets = yield* workspaces.openWebhookSecrets(target.value.secrets)
         const startedAt = yield* DateTime.now
         const custom = sendable(settings.webhook.headers)
         // Signed afresh on every attempt: a new timestamp, the same bytes.

@@ -13,6 +13,13 @@ import { Crypto } from "../Auth/Crypto.js"
 import { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
 import { Integration, IntegrationSettings, mapSecrets, secretsOf } from "../Domain/Integration.js"
 
+/** The workspace's webhook secrets as stored, read with the integration (see `findForDelivery`). */
+const SealedWorkspaceSecrets = Schema.Struct({
+  workspaceWebhookSecret: Schema.String,
+  workspacePreviousWebhookSecret: Schema.NullOr(Schema.String),
+  workspacePreviousSecretExpiresAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+})
+
 export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley/IntegrationsRepo", {
   dependencies: [Crypto.Default],
   effect: Effect.gen(function*() {
@@ -66,6 +73,28 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
     })
     const findById = (id: IntegrationId) => findByIdSealed(id).pipe(openedOption)
 
+    /**
+     * What a delivery attempt reads, in one query: the integration (opened) and its workspace's webhook
+     * secrets as stored (sealed; `Workspaces.openWebhookSecrets` opens them).
+     */
+    const findForDelivery = (id: IntegrationId) =>
+      sql`SELECT i.*, w.webhook_secret AS workspace_webhook_secret,
+                 w.previous_webhook_secret AS workspace_previous_webhook_secret,
+                 w.previous_secret_expires_at AS workspace_previous_secret_expires_at
+          FROM integrations i JOIN workspaces w ON w.id = i.workspace_id
+          WHERE i.id = ${id}`.pipe(
+        Effect.flatMap((rows) =>
+          rows.length === 0 ? Effect.succeedNone : Effect.all({
+            integration: Schema.decodeUnknown(Integration)(rows[0]).pipe(Effect.flatMap(opened)),
+            secrets: Schema.decodeUnknown(SealedWorkspaceSecrets)(rows[0]).pipe(Effect.map((row) => ({
+              webhookSecret: row.workspaceWebhookSecret,
+              previousWebhookSecret: row.workspacePreviousWebhookSecret,
+              previousSecretExpiresAt: row.workspacePreviousSecretExpiresAt
+            })))
+          }).pipe(Effect.asSome)
+        )
+      )
+
     /** The integration, locked for the rest of the transaction: settings updates are read-modify-write. */
     const lockSealed = SqlSchema.findOne({
       Request: Schema.Struct({ workspaceId: WorkspaceId, id: IntegrationId }),
@@ -114,6 +143,7 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
       listByWorkspace,
       findInWorkspace,
       findById,
+      findForDelivery,
       lock,
       updateSettings,
       setWebhookEnabled,

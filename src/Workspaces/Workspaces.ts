@@ -9,7 +9,7 @@ import { Crypto, generateToken, generateWebhookSecret, hashToken } from "../Auth
 import * as AppConfig from "../Config.js"
 import { NotFound } from "../Domain/Errors.js"
 import type { TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
-import type { Tone } from "../Domain/Workspace.js"
+import type { Tone, Workspace } from "../Domain/Workspace.js"
 import { orDieSql } from "../Sql.js"
 import { WorkspacesRepo } from "./Repo.js"
 
@@ -80,16 +80,21 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
     const count = orDieSql(repo.count)
 
     /** The secrets that sign the workspace's webhooks now. */
+    /** The current secret and, during its grace period, the previous one, opened from their stored form. */
+    const openWebhookSecrets = (stored: Pick<Workspace, "webhookSecret" | "previousWebhookSecret" | "previousSecretExpiresAt">) =>
+      Effect.gen(function*() {
+        const now = yield* DateTime.now
+        const current = yield* crypto.open(stored.webhookSecret)
+        const previousValid = stored.previousSecretExpiresAt !== null &&
+          DateTime.lessThan(now, stored.previousSecretExpiresAt)
+        const previous = previousValid && stored.previousWebhookSecret !== null
+          ? Option.some(yield* crypto.open(stored.previousWebhookSecret))
+          : Option.none()
+        return { current, previous } satisfies WebhookSecrets
+      })
+
     const webhookSecrets = Effect.fn("Workspaces.webhookSecrets")(function*(id: WorkspaceId) {
-      const workspace = yield* get(id)
-      const now = yield* DateTime.now
-      const current = yield* crypto.open(workspace.webhookSecret)
-      const previousValid = workspace.previousSecretExpiresAt !== null &&
-        DateTime.lessThan(now, workspace.previousSecretExpiresAt)
-      const previous = previousValid && workspace.previousWebhookSecret !== null
-        ? Option.some(yield* crypto.open(workspace.previousWebhookSecret))
-        : Option.none()
-      return { current, previous } satisfies WebhookSecrets
+      return yield* openWebhookSecrets(yield* get(id))
     })
 
     const rotateSecret = Effect.fn("Workspaces.rotateSecret")(function*(id: WorkspaceId) {
@@ -144,6 +149,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
       list,
       count,
       webhookSecrets,
+      openWebhookSecrets,
       rotateSecret,
       createToken,
       listTokens,

@@ -51,7 +51,7 @@ const WebhookClientDouble = Layer.effect(
 /** The workspace's secrets: a fixed one, or (when `unreadable`) a failure as a wrong encryption key gives. */
 let unreadable = false
 const WorkspacesDouble = makeTestLayer(Workspaces)({
-  webhookSecrets: () =>
+  openWebhookSecrets: () =>
     unreadable
       ? Effect.dieMessage("A webhook secret could not be decrypted: is PARLEY_ENCRYPTION_KEY the key it was sealed with?")
       : Effect.succeed({ current: SECRET, previous: Option.none() })
