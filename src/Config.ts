@@ -20,6 +20,18 @@ export const Host = Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
 
 export const DatabaseUrl = Config.option(Config.redacted("DATABASE_URL"))
 export const DataDir = Config.string("PARLEY_DATA_DIR").pipe(Config.withDefault("./.parley"))
+
+/**
+ * PostgreSQL's `shared_buffers` for the embedded database (PGlite). PGlite's own default is 128 MB
+ * inside a WebAssembly memory that never shrinks, so its pages stay in the process's memory for good;
+ * an embedded database's working set is far smaller, and the rest is the OS's file cache. PostgreSQL's
+ * size syntax (`16MB`, `512kB`); see docs/performance.md for what each
+ * size costs in memory and speed.
+ */
+export const EmbeddedSharedBuffers = Config.string("PARLEY_EMBEDDED_SHARED_BUFFERS").pipe(
+  Config.validate({ message: "a size such as 16MB or 512kB", validation: (size) => /^\d+\s*(kB|MB|GB)$/.test(size) }),
+  Config.withDefault("16MB")
+)
 export const DatabasePoolSize = Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
 
 /** Every wait on PostgreSQL is bounded (not the embedded database, which cannot be unreachable). */

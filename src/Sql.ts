@@ -92,12 +92,7 @@ export const layerPGlite = (
     })
   )
 
-/** PGlite persisted in a folder (created if missing). */
-/**
- * PGlite's own default is PostgreSQL's 128 MB of shared buffers inside a WebAssembly memory that never
- * shrinks; an embedded database's working set is far smaller, and the rest is the OS's file cache.
- */
-const EMBEDDED_SHARED_BUFFERS = "32MB"
+// PGlite persisted in a folder (created if missing).
 
 /**
  * Creates the database cluster of a new data folder in a child process. `initdb` grows PGlite's
@@ -122,14 +117,14 @@ const initialize = (folder: string) =>
     catch: (cause) => cause
   })
 
-const openDataDir = (dataDir: string) =>
+const openDataDir = (dataDir: string, sharedBuffers: string) =>
   Effect.gen(function*() {
     const folder = path.resolve(dataDir, "pgdata")
     fs.mkdirSync(folder, { recursive: true })
     if (!fs.existsSync(path.join(folder, "PG_VERSION"))) yield* initialize(folder)
     return yield* Effect.tryPromise(() =>
       PGlite.create(folder, {
-        startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`]
+        startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`]
       })
     )
   })
@@ -209,7 +204,10 @@ export const SqlLive = Layer.unwrapEffect(
       onSome: (url) => layerUrl(url, poolSize, timeouts),
       onNone: () =>
         Layer.unwrapEffect(
-          Effect.map(AppConfig.DataDir, (dataDir) => layerPGlite(openDataDir(dataDir)))
+          Effect.map(
+            Effect.all([AppConfig.DataDir, AppConfig.EmbeddedSharedBuffers]),
+            ([dataDir, sharedBuffers]) => layerPGlite(openDataDir(dataDir, sharedBuffers))
+          )
         )
     })
     return Layer.provideMerge(MigrationsLive, client)

@@ -10,8 +10,10 @@ import { SqlLive } from "../../src/Sql.js"
 import { usingPostgres } from "../support/Database.js"
 
 /** The embedded database as `npm start` opens it: a data folder, created on first use. */
-const embedded = (dataDir: string) =>
-  SqlLive.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["PARLEY_DATA_DIR", dataDir]])))))
+const embedded = (dataDir: string, settings: ReadonlyArray<readonly [string, string]> = []) =>
+  SqlLive.pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["PARLEY_DATA_DIR", dataDir], ...settings]))))
+  )
 
 // Database-independent (it opens its own embedded database): once is enough.
 describe.skipIf(usingPostgres)("the embedded database's data folder", () => {
@@ -25,13 +27,14 @@ describe.skipIf(usingPostgres)("the embedded database's data folder", () => {
         yield* sql`CREATE TABLE kept (name text)`
         yield* sql`INSERT INTO kept VALUES ('kept')`
         // Small shared buffers: PostgreSQL's default 128 MB would sit in a memory that never shrinks.
-        expect(yield* sql`SHOW shared_buffers`).toEqual([{ sharedBuffers: "32MB" }])
+        expect(yield* sql`SHOW shared_buffers`).toEqual([{ sharedBuffers: "16MB" }])
       }).pipe(Effect.provide(embedded(dataDir)), Effect.scoped)
       expect(existsSync(join(dataDir, "pgdata", "PG_VERSION"))).toBe(true)
-      const names = yield* Effect.gen(function*() {
+      const [names, buffers] = yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        return yield* sql<{ readonly name: string }>`SELECT name FROM kept`
-      }).pipe(Effect.provide(embedded(dataDir)), Effect.scoped)
+        return [yield* sql<{ readonly name: string }>`SELECT name FROM kept`, yield* sql`SHOW shared_buffers`] as const
+      }).pipe(Effect.provide(embedded(dataDir, [["PARLEY_EMBEDDED_SHARED_BUFFERS", "8MB"]])), Effect.scoped)
       expect(names).toEqual([{ name: "kept" }])
+      expect(buffers).toEqual([{ sharedBuffers: "8MB" }])
     }), 120_000)
 })
