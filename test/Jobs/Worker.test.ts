@@ -170,6 +170,27 @@ describe("worker pool", () => {
         expect((yield* queue.claim("w1", lane, 10)).map((j) => j.id)).toEqual([busy[2]])
       }))
 
+    it.effect("depth counts pending and running jobs and ages the oldest due one (a future job is not due)", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE jobs SET status = 'done' WHERE status IN ('pending', 'running')`
+        expect(yield* queue.depth).toEqual({ pending: 0, oldestSeconds: null })
+        const [due, running] = yield* Effect.forEach([1, 2], () => queue.enqueue(Quick, {}))
+        yield* queue.enqueue(Quick, {}, { delay: "1 hour" })
+        yield* sql`UPDATE jobs SET run_at = now() - interval '90 seconds' WHERE id = ${due!}`
+        yield* sql`UPDATE jobs SET status = 'running', run_at = now() - interval '30 seconds' WHERE id = ${running!}`
+        const depth = yield* queue.depth
+        expect(depth.pending).toBe(3)
+        expect(depth.oldestSeconds).toBeGreaterThanOrEqual(90)
+        expect(depth.oldestSeconds).toBeLessThan(120)
+        yield* sql`UPDATE jobs SET status = 'done' WHERE id = ${due!}`
+        const later = yield* queue.depth
+        expect(later.pending).toBe(2)
+        expect(later.oldestSeconds).toBeGreaterThanOrEqual(30)
+        expect(later.oldestSeconds).toBeLessThan(60)
+      }))
+
     it.scoped("a delayed job runs when it is due, not at the next poll", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
