@@ -42,8 +42,10 @@ const until = (
   eventually(deliveries(tenant), predicate, timeoutMs)
 
 describe("dead letters and replay", () => {
-  // A 1.5-second retry window: events die quickly; attempts time out after half a second.
-  layer(TestAppWithWorkers({ DELIVERY_MAX_AGE: "1500 millis", DELIVERY_TIMEOUT: "500 millis" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
+  // A 3-second retry window: events die quickly, after at least two attempts even when a loaded CI
+  // machine delays the first (1.5 s let a late first attempt be the last); attempts time out after
+  // half a second.
+  layer(TestAppWithWorkers({ DELIVERY_MAX_AGE: "3 seconds", DELIVERY_TIMEOUT: "500 millis" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.scoped("an event whose receiver keeps failing goes dead; replay sends it again, signed afresh", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver(() => ({ status: 500 }))
