@@ -44,11 +44,12 @@ const seedDemo = Effect.gen(function*() {
   }).pipe(Effect.orDie)
   for (const article of demoArticles) yield* knowledge.addArticle(workspace.id, article)
   const file = path.resolve(yield* AppConfig.DataDir, "demo.env")
+  // Exported: after `source`, child processes (the `parley` CLI reads PARLEY_TOKEN) see them too.
   const env = [
-    `PARLEY_WORKSPACE_ID=${workspace.id}`,
-    `PARLEY_INTEGRATION_ID=${integration.integrationId}`,
-    `PARLEY_TOKEN=${apiToken}`,
-    `PARLEY_WEBHOOK_SECRET=${webhookSecret}`
+    `export PARLEY_WORKSPACE_ID=${workspace.id}`,
+    `export PARLEY_INTEGRATION_ID=${integration.integrationId}`,
+    `export PARLEY_TOKEN=${apiToken}`,
+    `export PARLEY_WEBHOOK_SECRET=${webhookSecret}`
   ]
   yield* Effect.try(() => {
     fs.mkdirSync(path.dirname(file), { recursive: true })

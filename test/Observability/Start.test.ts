@@ -89,7 +89,8 @@ describe("node dist/main.js", () => {
 
   it("with LOG_FORMAT=json, stdout is JSON records only: start-up, requests, shutdown", { timeout: 180_000 }, async () => {
     const port = await freePort()
-    const run = start({ PORT: String(port), WORKER_CONCURRENCY: "3", DELIVERY_CONCURRENCY: "5" })
+    const dataDir = mkdtempSync(join(tmpdir(), "parley-start-"))
+    const run = start({ PORT: String(port), WORKER_CONCURRENCY: "3", DELIVERY_CONCURRENCY: "5", PARLEY_DATA_DIR: dataDir })
     try {
       await waitUntil(() => run.stdout().includes("\"Parley started\""), () => run.stdout() + run.stderr())
       const health = await fetch(`http://127.0.0.1:${port}/health/live`, { headers: { "x-request-id": "spawned-1" } })
@@ -125,6 +126,14 @@ describe("node dist/main.js", () => {
     expect(run.stderr()).toMatch(/Admin token \(development mode, generated; kept in .*\): padm_/)
     expect(run.stderr()).toMatch(/PARLEY_TOKEN=prl_/)
     expect(run.stdout()).not.toMatch(/padm_[A-Za-z0-9_-]{8}|PARLEY_TOKEN=/)
+
+    // `source .parley/demo.env` exports the demo's credentials: curl and the CLI (which reads
+    // PARLEY_TOKEN from the environment) both see them.
+    const seen = execFileSync("bash", ["-c", `source ${JSON.stringify(join(dataDir, "demo.env"))} && node -e 'console.log(process.env.PARLEY_TOKEN?.slice(0, 4) ?? "unset")'`], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "" }
+    })
+    expect(seen.trim()).toBe("prl_")
   })
 
   it("a start that fails is one JSON error record with its cause, and exit code 1", { timeout: 180_000 }, async () => {
