@@ -187,36 +187,31 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         ...(result.error !== null ? { error: result.error } : {})
       })
 
-    /** What a delivered attempt also does: its record, and the end-to-end latency. */
-    const delivered = (event: Delivery, number: number, result: AttemptResult, now: DateTime.Utc) =>
+    /**
+     * A 2xx (`statusCode`): the event delivered and the attempt recorded in one statement
+     * (`recordDelivered`) if the event is still of `generation`, then its log record and end-to-end
+     * latency. False when a replay moved the event on (or it is gone).
+     */
+    const markDelivered = (event: Delivery, generation: number, statusCode: number, result: AttemptResult) =>
       Effect.gen(function*() {
+        const now = yield* DateTime.now
+        const recorded = yield* repo.recordDelivered({
+          id: event.id,
+          generation,
+          startedAt: result.startedAt,
+          latencyMs: result.latencyMs,
+          statusCode,
+          responseSnippet: result.snippet,
+          deliveredAt: now
+        }).pipe(Effect.orDie)
+        if (Option.isNone(recorded)) return false
+        const number = recorded.value.attempt
         // At `info` when it ends earlier failures (each one a `warn`): the recovery is news too.
         yield* (number > 1 ? Effect.logInfo : Effect.logDebug)("Delivered").pipe(log(event, number, result))
         if (event.originAt !== null) {
           yield* Metric.update(deliveryLatency, (now.epochMillis - event.originAt.epochMillis) / 1000)
         }
-      })
-
-    /**
-     * The common case, a 2xx for an event no replay touched since it was loaded, in one statement (see
-     * `recordDelivered`); none otherwise, for `settle`.
-     */
-    const settleDelivered = (started: Delivery, result: AttemptResult) =>
-      Effect.gen(function*() {
-        if (result.error !== null || result.statusCode === null) return Option.none<Outcome>()
-        const now = yield* DateTime.now
-        const recorded = yield* repo.recordDelivered({
-          id: started.id,
-          generation: started.generation,
-          startedAt: result.startedAt,
-          latencyMs: result.latencyMs,
-          statusCode: result.statusCode,
-          responseSnippet: result.snippet,
-          deliveredAt: now
-        }).pipe(Effect.orDie)
-        if (Option.isNone(recorded)) return Option.none<Outcome>()
-        yield* delivered(started, recorded.value.attempt, result, now)
-        return Option.some(Outcome.Done())
+        return true
       })
 
     /** Records the attempt and moves the event on, under the event's row lock (replays take it too). */
@@ -269,9 +264,8 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           return done
         }
         if (result.error === null && result.statusCode !== null) {
-          yield* record(null)
-          yield* write({ status: "delivered", nextAttemptAt: null, deliveredAt: now })
-          yield* delivered(event, number, result, now)
+          // `deliver` tried this without the lock first; here only if the event row went away since.
+          yield* markDelivered(event, event.generation, result.statusCode, result)
           return done
         }
         if (result.statusCode === 410) {
@@ -324,8 +318,10 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         "http.response.status_code": result.statusCode ?? 0,
         ...(result.error !== null ? { "error.type": result.error.slice(0, 200) } : {})
       })
-      const fast = yield* settleDelivered(event, result)
-      if (Option.isSome(fast)) return fast.value
+      // The common case, a 2xx for an event no replay touched since it was loaded: one statement, no lock.
+      if (result.error === null && result.statusCode !== null) {
+        if (yield* markDelivered(event, event.generation, result.statusCode, result)) return Outcome.Done()
+      }
       const { nextRetryAt, outcome: settled } = yield* settle(event, result)
       if (Option.isSome(nextRetryAt)) {
         yield* Effect.annotateCurrentSpan({ "delivery.next_retry_at": DateTime.formatIso(nextRetryAt.value) })
