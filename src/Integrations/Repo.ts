@@ -12,13 +12,10 @@ import * as Schema from "effect/Schema"
 import { Crypto } from "../Auth/Crypto.js"
 import { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
 import { Integration, IntegrationSettings, mapSecrets, secretsOf } from "../Domain/Integration.js"
+import { Workspace } from "../Domain/Workspace.js"
 
 /** The workspace's webhook secrets as stored, read with the integration (see `findForDelivery`). */
-const SealedWorkspaceSecrets = Schema.Struct({
-  workspaceWebhookSecret: Schema.String,
-  workspacePreviousWebhookSecret: Schema.NullOr(Schema.String),
-  workspacePreviousSecretExpiresAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
-})
+const SealedWorkspaceSecrets = Workspace.pipe(Schema.pick("webhookSecret", "previousWebhookSecret", "previousSecretExpiresAt"))
 
 export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley/IntegrationsRepo", {
   dependencies: [Crypto.Default],
@@ -78,19 +75,14 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
      * secrets as stored (sealed; `Workspaces.openWebhookSecrets` opens them).
      */
     const findForDelivery = (id: IntegrationId) =>
-      sql`SELECT i.*, w.webhook_secret AS workspace_webhook_secret,
-                 w.previous_webhook_secret AS workspace_previous_webhook_secret,
-                 w.previous_secret_expires_at AS workspace_previous_secret_expires_at
+      // The workspace's three columns keep their names: no column of `integrations` shares them.
+      sql`SELECT i.*, w.webhook_secret, w.previous_webhook_secret, w.previous_secret_expires_at
           FROM integrations i JOIN workspaces w ON w.id = i.workspace_id
           WHERE i.id = ${id}`.pipe(
         Effect.flatMap((rows) =>
           rows.length === 0 ? Effect.succeedNone : Effect.all({
             integration: Schema.decodeUnknown(Integration)(rows[0]).pipe(Effect.flatMap(opened)),
-            secrets: Schema.decodeUnknown(SealedWorkspaceSecrets)(rows[0]).pipe(Effect.map((row) => ({
-              webhookSecret: row.workspaceWebhookSecret,
-              previousWebhookSecret: row.workspacePreviousWebhookSecret,
-              previousSecretExpiresAt: row.workspacePreviousSecretExpiresAt
-            })))
+            secrets: Schema.decodeUnknown(SealedWorkspaceSecrets)(rows[0])
           }).pipe(Effect.asSome)
         )
       )
