@@ -69,16 +69,19 @@ export const startParley = async ({ databaseUrl, env = {}, logDir, label = "parl
   }
 }
 
-const adminCall = async (baseUrl, method, path, body) => {
-  const response = await fetch(`${baseUrl}/admin/v1${path}`, {
+/** A JSON request to Parley with a bearer token; the decoded answer, or an error naming the call. */
+export const apiCall = async (baseUrl, token, method, path, body) => {
+  const response = await fetch(`${baseUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {})
   })
   const text = await response.text()
-  if (!response.ok) throw new Error(`admin ${method} ${path}: ${response.status} ${text}`)
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
   return text === "" ? null : JSON.parse(text)
 }
+
+const adminCall = (baseUrl, method, path, body) => apiCall(baseUrl, ADMIN_TOKEN, method, `/admin/v1${path}`, body)
 
 /**
  * A workspace with one integration whose webhook points at `webhookUrl`, and the given knowledge-base

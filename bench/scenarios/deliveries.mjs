@@ -9,6 +9,7 @@
 import { backendPids, query } from "../lib/db.mjs"
 import { allAnswered, analyzeWebhooks, failures, okPerSecond, tenantFor, waitForWebhooks } from "../lib/harness.mjs"
 import { QUESTION, benchArticle, conversationOf } from "../lib/messages.mjs"
+import { apiCall } from "../lib/parley.mjs"
 import { cpuTimeMs, cpuTimeOfAll, nowMs, sleep } from "../lib/proc.mjs"
 import { round } from "../lib/stats.mjs"
 import { target } from "../lib/targets.mjs"
@@ -69,17 +70,6 @@ export const burst = async ({ driver, receiver, targets, tenant, prefix, count, 
     deliveriesPerSecondAfterIngest: after === 0 ? null : round(after / ((last - ingest.finishedAt) / 1000), 1),
     secondsToLastDelivery: round((last - ingest.startedAt) / 1000, 2)
   }
-}
-
-const apiCall = async (baseUrl, token, method, path, body) => {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-  })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`)
-  return text === "" ? null : JSON.parse(text)
 }
 
 /** Waits until `count` events of the integration are dead (or the time-out passes); returns how many are. */
