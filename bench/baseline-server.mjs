@@ -12,8 +12,7 @@ import { createHash } from "node:crypto"
 import { createServer } from "node:http"
 import pg from "pg"
 import {
-  CONVERSATION_INSERT,
-  CONVERSATION_LOCK,
+  CONVERSATION_UPSERT,
   CUSTOMER_UPSERT,
   FIRST_UNREAD,
   IDEMPOTENCY_CHECK,
@@ -36,8 +35,7 @@ const findToken = statement("token_lookup", TOKEN_LOOKUP)
 const findIntegration = statement("integration_lookup", INTEGRATION_LOOKUP)
 const findMessage = statement("idempotency_check", IDEMPOTENCY_CHECK)
 const upsertCustomer = statement("customer_upsert", CUSTOMER_UPSERT)
-const insertConversation = statement("conversation_insert", CONVERSATION_INSERT)
-const lockConversation = statement("conversation_lock", CONVERSATION_LOCK)
+const upsertConversation = statement("conversation_upsert", CONVERSATION_UPSERT)
 const insertMessage = statement("message_insert", MESSAGE_INSERT)
 const firstUnread = statement("first_unread", FIRST_UNREAD)
 const findConversation = statement("conversation_by_id", "SELECT * FROM conversations WHERE id = $1")
@@ -125,26 +123,19 @@ const messageReceived = async (req, res, integrationId) => {
     ? message.requestContext.channel
     : integration.kind
 
+  // As Parley: store, and if the message id was stored before (the insert returns nothing), roll back
+  // and answer the stored message.
   const client = await pool.connect()
+  let inserted
+  let conversation
   try {
     await client.query("BEGIN")
-    const seen = await findMessage([integrationId, message.id], client)
-    if (seen.rows.length > 0) {
-      const conversation = (await findConversation([seen.rows[0].conversation_id], client)).rows[0]
-      const unread = await firstUnread([conversation.id, conversation.id], client)
-      await client.query("COMMIT")
-      return send(res, 200, {
-        message: toMessage(seen.rows[0]),
-        conversation: toConversation(conversation, unread.rows[0]?.id ?? null)
-      })
-    }
     await upsertCustomer([message.customerId, workspaceId], client)
-    await insertConversation([workspaceId, integrationId, message.conversationId, "open", message.customerId, channel], client)
-    const conversation = (await lockConversation([integrationId, message.conversationId], client)).rows[0]
+    conversation = (await upsertConversation([workspaceId, integrationId, message.conversationId, "open", message.customerId, channel], client)).rows[0]
     const sentAt = typeof message.sentAt === "string" ? new Date(message.sentAt) : new Date()
     // Parley's column order: conversation, integration, external id, role, sent_at, type, text,
     // attachments, is_suggestion, agent_info, sync_only, request_context, reply_to.
-    const inserted = await insertMessage([
+    inserted = (await insertMessage([
       conversation.id,
       integrationId,
       message.id,
@@ -158,19 +149,26 @@ const messageReceived = async (req, res, integrationId) => {
       message.syncOnly === true,
       message.requestContext === undefined ? null : JSON.stringify(message.requestContext),
       null
-    ], client)
-    const unread = await firstUnread([conversation.id, conversation.id], client)
-    await client.query("COMMIT")
-    send(res, 200, {
-      message: toMessage(inserted.rows[0]),
-      conversation: toConversation(conversation, unread.rows[0]?.id ?? null)
-    })
+    ], client)).rows[0]
+    if (inserted !== undefined) {
+      const unread = await firstUnread([conversation.id, conversation.id], client)
+      await client.query("COMMIT")
+      return send(res, 200, {
+        message: toMessage(inserted),
+        conversation: toConversation(conversation, unread.rows[0]?.id ?? null)
+      })
+    }
+    await client.query("ROLLBACK")
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined)
     throw error
   } finally {
     client.release()
   }
+  const seen = (await findMessage([integrationId, message.id])).rows[0]
+  const stored = (await findConversation([seen.conversation_id])).rows[0]
+  const unread = await firstUnread([stored.id, stored.id])
+  send(res, 200, { message: toMessage(seen), conversation: toConversation(stored, unread.rows[0]?.id ?? null) })
 }
 
 const server = createServer((req, res) => {

@@ -11,10 +11,8 @@
 -- (the token look-up is cached by Parley and the baseline server: once a second under load, left out here)
 SELECT * FROM integrations WHERE id = :integration_id AND workspace_id = :workspace_id;
 BEGIN;
-SELECT * FROM messages WHERE integration_id = :integration_id AND external_id = :msg;
 INSERT INTO customers (id, workspace_id) VALUES (lpad(:conv::text, 32, '0')::uuid, :workspace_id) ON CONFLICT (workspace_id, id) DO UPDATE SET updated_at = customers.updated_at RETURNING *;
-INSERT INTO conversations ("workspace_id","integration_id","external_id","status","customer_id","channel") VALUES (:workspace_id, :integration_id, :conv, :status, lpad(:conv::text, 32, '0')::uuid, :channel) ON CONFLICT (integration_id, external_id) DO NOTHING;
-SELECT * FROM conversations WHERE integration_id = :integration_id AND external_id = :conv FOR UPDATE \gset c_
+INSERT INTO conversations ("workspace_id","integration_id","external_id","status","customer_id","channel") VALUES (:workspace_id, :integration_id, :conv, :status, lpad(:conv::text, 32, '0')::uuid, :channel) ON CONFLICT (integration_id, external_id) DO UPDATE SET updated_at = conversations.updated_at RETURNING * \gset c_
 INSERT INTO messages ("conversation_id","integration_id","external_id","role","sent_at","type","text","attachments","is_suggestion","agent_info","sync_only","request_context","reply_to") VALUES (:c_id, :integration_id, :msg, :role, now(), :type, :text, :attachments::jsonb, :is_suggestion, NULL::jsonb, :sync_only, NULL::jsonb, NULL) ON CONFLICT (integration_id, external_id) DO NOTHING RETURNING *;
 WITH answered AS MATERIALIZED (SELECT r.sent_at, r.created_at FROM messages r WHERE r.conversation_id = :c_id AND r.role IN ('ai', 'agent') AND r.type = 'default' ORDER BY r.sent_at DESC, r.created_at DESC LIMIT 1) SELECT m.id FROM messages m WHERE m.conversation_id = :c_id AND m.role = 'human' AND m.type = 'default' AND (m.sent_at, m.created_at) > (coalesce((SELECT sent_at FROM answered), '-infinity'), coalesce((SELECT created_at FROM answered), '-infinity')) ORDER BY m.sent_at, m.created_at LIMIT 1;
 COMMIT;

@@ -4,6 +4,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { GenerateReply } from "../Ai/Jobs.js"
@@ -52,6 +53,9 @@ export interface Received {
   readonly firstUnreadMessageId: Message["id"] | null
 }
 
+/** The message id was stored before: the transaction that tried to store it again rolls back. */
+class AlreadyStored extends Data.TaggedError("AlreadyStored") {}
+
 /** The status a new message moves its conversation to, and why (PRODUCT.md §4). */
 const nextStatus = (
   status: ConversationStatus,
@@ -98,19 +102,22 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
       return Effect.void
     }
 
-    const ingest = Effect.fn("Conversations.ingest")(function*(integration: Integration, incoming: Incoming) {
-      yield* checkLimits(incoming)
-      yield* Effect.annotateCurrentSpan({
-        "integration.id": integration.integrationId,
-        "workspace.id": integration.workspaceId
+    /** The answer for a message id the integration has sent before (a retry, or a concurrent twin that won). */
+    const stored = (integration: Integration, incoming: Incoming) =>
+      repo.findMessageByExternalId({
+        integrationId: integration.integrationId,
+        externalId: incoming.externalMessageId
       })
-      return yield* Effect.gen(function*() {
-        const seen = yield* repo.findMessageByExternalId({
-          integrationId: integration.integrationId,
-          externalId: incoming.externalMessageId
-        })
-        if (Option.isSome(seen)) return yield* again(seen.value)
 
+    /**
+     * Stores a new message in one transaction: the customer, the conversation (created or locked by one
+     * statement), the message, any status change and the reply job. A message id stored before makes the
+     * insert do nothing: the transaction then rolls back (undoing a customer or conversation it made)
+     * and the stored message is answered. New messages, nearly all of them, are not looked up first: one
+     * statement fewer per message than checking before storing (bench `sql`).
+     */
+    const store = (integration: Integration, incoming: Incoming) =>
+      Effect.gen(function*() {
         const customerId = yield* customers.resolve(
           integration.workspaceId,
           incoming.customer._tag === "ParleyId"
@@ -141,14 +148,7 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
           agentInfo: incoming.agentInfo,
           replyTo: null
         })
-        if (Option.isNone(inserted)) {
-          // A concurrent request stored the same message id first: answer as for a repeat.
-          const winner = yield* repo.findMessageByExternalId({
-            integrationId: integration.integrationId,
-            externalId: incoming.externalMessageId
-          })
-          return yield* again(yield* winner)
-        }
+        if (Option.isNone(inserted)) return yield* new AlreadyStored()
         const message = inserted.value
 
         const requested = Option.fromNullable(incoming.statusChange).pipe(
@@ -171,6 +171,24 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
         }
         return yield* received(message, conversation)
       }).pipe(sql.withTransaction)
+
+    const ingest = Effect.fn("Conversations.ingest")(function*(integration: Integration, incoming: Incoming) {
+      yield* checkLimits(incoming)
+      yield* Effect.annotateCurrentSpan({
+        "integration.id": integration.integrationId,
+        "workspace.id": integration.workspaceId
+      })
+      return yield* store(integration, incoming).pipe(
+        Effect.catchTags({
+          AlreadyStored: () => Effect.flatMap(Effect.flatten(stored(integration, incoming)), again),
+          // A retry is answered with what was stored even where its customer would no longer resolve.
+          InvalidInput: (invalid) =>
+            Effect.gen(function*() {
+              const seen = yield* stored(integration, incoming)
+              return Option.isSome(seen) ? yield* again(seen.value) : yield* invalid
+            })
+        })
+      )
     }, orDieSql)
 
     return { ingest } as const

@@ -19,15 +19,19 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Creates the conversation unless the integration already has one with that id; then locks it. */
+    /**
+     * Creates the conversation unless the integration already has one with that id, and locks it, in one
+     * statement. The conflict branch's no-op update locks the existing row (even one committed after this
+     * statement's snapshot) in a mode that conflicts with every other locker's `FOR UPDATE`, and returns
+     * it; a new row is locked by being uncommitted. (Was an insert, then a `SELECT … FOR UPDATE`.)
+     */
     const findOrCreate = SqlSchema.single({
       Request: Conversation.insert,
       Result: Conversation,
       execute: (row) =>
-        sql`INSERT INTO conversations ${sql.insert(row)} ON CONFLICT (integration_id, external_id) DO NOTHING`.pipe(
-          Effect.zipRight(sql`SELECT * FROM conversations
-              WHERE integration_id = ${row.integrationId} AND external_id = ${row.externalId} FOR UPDATE`)
-        )
+        sql`INSERT INTO conversations ${sql.insert(row)}
+            ON CONFLICT (integration_id, external_id) DO UPDATE SET updated_at = conversations.updated_at
+            RETURNING *`
     })
 
     const findById = SqlSchema.findOne({

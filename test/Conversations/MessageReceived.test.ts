@@ -111,6 +111,32 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
         expect(jobs).toHaveLength(1)
       }))
 
+    it.effect("a repeated message id under another conversation and customer answers the stored message and stores nothing", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const tenant = yield* makeTenant()
+        const body = message()
+        const first = yield* post(tenant, body)
+        const counts = sql<{ readonly conversations: number; readonly customers: number; readonly messages: number }>`
+          SELECT (SELECT count(*)::int FROM conversations WHERE integration_id = ${tenant.integrationId}) AS conversations,
+                 (SELECT count(*)::int FROM customers WHERE workspace_id = ${tenant.workspaceId}) AS customers,
+                 (SELECT count(*)::int FROM messages WHERE integration_id = ${tenant.integrationId}) AS messages`
+        const before = yield* counts
+        // The store is tried and rolled back: the new conversation and customer it made are undone.
+        const moved = yield* post(tenant, { ...body, conversationId: "elsewhere", customerId: crypto.randomUUID() })
+        expect(moved.status).toBe(200)
+        expect(moved.body).toEqual(first.body)
+        // A retry whose customer would not resolve now (not a UUID) is still answered with what was stored.
+        const odd = yield* post(tenant, { ...body, customerId: "not-a-uuid" })
+        expect(odd.status).toBe(200)
+        expect(odd.body).toEqual(first.body)
+        expect(yield* counts).toEqual(before)
+        expect(before).toEqual([{ conversations: 1, customers: 1, messages: 1 }])
+        // A new message with that customer id is still a 422.
+        const invalid = yield* post(tenant, message({ customerId: "not-a-uuid" }))
+        expect(invalid.status).toBe(422)
+      }))
+
     it.effect("threads messages sharing a conversationId into one conversation", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
