@@ -31,11 +31,11 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
+import type * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
 import { AdminHttpLive } from "./Admin/Http.js"
 import { RepliesHttpLive } from "./Ai/Http.js"
@@ -52,7 +52,7 @@ import { HelpdeskHttpLive } from "./Helpdesk/Http.js"
 import { IntegrationsHttpLive } from "./Integrations/Http.js"
 import { createServer } from "./NodeServer.js"
 import { serveWithAccessLog } from "./Observability/AccessLog.js"
-import { httpDuration, httpRequests } from "./Observability/Metrics.js"
+import { httpDurationOf, httpRequestsOf } from "./Observability/Metrics.js"
 import { isDatabaseUnavailable } from "./Sql.js"
 
 /** Deepest JSON nesting a body may have (objects and arrays). */
@@ -175,21 +175,22 @@ const EdgeLive = HttpApiBuilder.middleware(
       return Option.none()
     }
 
+    /** The route the router matched, as it wrote it on the request's span; else the table's (a 413, a 422 of the edge). */
+    const routeTemplate = (request: HttpServerRequest.HttpServerRequest, span: Option.Option<Tracer.Span>) => {
+      const matched = Option.isSome(span) ? span.value.attributes.get("http.route") : undefined
+      return typeof matched === "string"
+        ? matched.replace(/:([A-Za-z_]+)/g, "{$1}")
+        : Option.match(routeOf(request.method, request.url), { onNone: () => "unmatched", onSome: ({ route }) => route.template })
+    }
+
     const record = (request: HttpServerRequest.HttpServerRequest, started: number) =>
     (response: { readonly status: number }) =>
       Effect.gen(function*() {
-        const route = Option.match(routeOf(request.method, request.url), {
-          onNone: () => "unmatched",
-          onSome: ({ route }) => route.template
-        })
+        const route = routeTemplate(request, yield* Effect.option(Effect.currentSpan))
         const elapsed = ((yield* Clock.currentTimeMillis) - started) / 1000
-        const labels = [
-          MetricLabel.make("http.route", route),
-          MetricLabel.make("http.request.method", request.method),
-          MetricLabel.make("http.response.status_code", String(response.status))
-        ]
-        yield* Metric.increment(Metric.taggedWithLabels(httpRequests, labels))
-        yield* Metric.update(Metric.taggedWithLabels(httpDuration, labels), elapsed)
+        const status = String(response.status)
+        yield* Metric.increment(httpRequestsOf(route, request.method, status))
+        yield* Metric.update(httpDurationOf(route, request.method, status), elapsed)
       })
 
     /**
@@ -223,7 +224,8 @@ const EdgeLive = HttpApiBuilder.middleware(
         const original = yield* HttpServerRequest.HttpServerRequest
         const request = asJson(original)
         const started = yield* Clock.currentTimeMillis
-        let body = Option.none<unknown>()
+        // The body's text; parsed again here only to locate a 422's problems (HttpApi parses it for the handler).
+        let bodyText = Option.none<string>()
 
         const handle = Effect.gen(function*() {
           if (Number(request.headers["content-length"] ?? "0") > limit) return tooLarge
@@ -235,7 +237,7 @@ const EdgeLive = HttpApiBuilder.middleware(
               if (jsonDepth(text) > MAX_JSON_DEPTH) {
                 return jsonInvalid(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
               }
-              body = Either.getRight(decodeJsonText(text))
+              bodyText = Option.some(text)
             }
           }
           return yield* app
@@ -244,7 +246,7 @@ const EdgeLive = HttpApiBuilder.middleware(
         const failed = (error: unknown) =>
           Effect.gen(function*() {
             if (error instanceof HttpApiError.HttpApiDecodeError) {
-              const found = problems(request, body)
+              const found = problems(request, Option.flatMap(bodyText, (text) => Either.getRight(decodeJsonText(text))))
               if (found.length > 0) return Option.some(unprocessable(found))
               // The router matched a route this table did not (an odd path): its own issues, located by name.
               return Option.some(unprocessable(error.issues.map((issue): ValidationItem => {

@@ -30,7 +30,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as AppConfig from "../Config.js"
 import { type ConversationId, JobId } from "../Domain/Ids.js"
-import { jobsClaimed, jobsEnqueued } from "../Observability/Metrics.js"
+import { jobsClaimedOf, jobsEnqueuedOf } from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
 import { Claimed, type Definition, type Lane, Outcome } from "./Job.js"
 
@@ -112,7 +112,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         }
         // Delivered at commit, with the due time: listening workers wake when it is due, not at their next poll.
         yield* notify(definition.name, row.due)
-        yield* Metric.increment(Metric.tagged(jobsEnqueued, "kind", definition.name))
+        yield* Metric.increment(jobsEnqueuedOf(definition.name))
         return row.id
       }).pipe(inTransaction)
     }, Effect.orDie)
@@ -188,7 +188,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
           ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('pending', 'running') DO NOTHING
           RETURNING id`
         if (inserted.length > 0 || running.length > 0) yield* notify(definition.name, 0)
-        yield* Metric.incrementBy(Metric.tagged(jobsEnqueued, "kind", definition.name), inserted.length)
+        yield* Metric.incrementBy(jobsEnqueuedOf(definition.name), inserted.length)
         return inserted.length
       }).pipe(inTransaction)
     }, Effect.orDie)
@@ -249,7 +249,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         Effect.orDie,
         Effect.uninterruptible,
         Effect.tap((jobs) =>
-          Effect.forEach(jobs, (job) => Metric.increment(Metric.tagged(jobsClaimed, "kind", job.kind)), {
+          Effect.forEach(jobs, (job) => Metric.increment(jobsClaimedOf(job.kind)), {
             discard: true
           })
         ),

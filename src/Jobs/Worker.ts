@@ -35,10 +35,10 @@ import * as os from "node:os"
 import * as AppConfig from "../Config.js"
 import type { JobId } from "../Domain/Ids.js"
 import {
-  jobDuration,
-  jobsDead,
-  jobsFailed,
-  jobsSucceeded,
+  jobDurationOf,
+  jobsDeadOf,
+  jobsFailedOf,
+  jobsSucceededOf,
   oldestPendingAge,
   queueDepth
 } from "../Observability/Metrics.js"
@@ -75,8 +75,7 @@ export const WorkersLive = Layer.scopedDiscard(
 
     const running = yield* FiberMap.make<JobId>()
 
-    const count = (metric: typeof jobsSucceeded, job: Claimed) =>
-      Metric.increment(Metric.tagged(metric, "kind", job.kind))
+    const count = (metricOf: typeof jobsSucceededOf, job: Claimed) => Metric.increment(metricOf(job.kind))
 
     const jobAnnotations = (job: Claimed) => ({ "job.id": job.id, "job.kind": job.kind, "job.attempt": job.attempts })
 
@@ -111,7 +110,7 @@ export const WorkersLive = Layer.scopedDiscard(
         const started = yield* Clock.currentTimeMillis
         const outcome = yield* run
         yield* Metric.update(
-          Metric.tagged(jobDuration, "kind", job.kind),
+          jobDurationOf(job.kind),
           ((yield* Clock.currentTimeMillis) - started) / 1000
         )
         yield* Effect.annotateCurrentSpan({ "job.outcome": outcome._tag })
@@ -120,9 +119,9 @@ export const WorkersLive = Layer.scopedDiscard(
         }
         yield* queue.settle(job, instance, outcome)
         yield* Outcome.$match(outcome, {
-          Done: () => count(jobsSucceeded, job),
-          Retry: () => count(jobsFailed, job),
-          Dead: () => count(jobsDead, job)
+          Done: () => count(jobsSucceededOf, job),
+          Retry: () => count(jobsFailedOf, job),
+          Dead: () => count(jobsDeadOf, job)
         })
       }).pipe(
         Effect.withSpan(`Job.${job.kind}`, {

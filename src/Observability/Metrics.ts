@@ -7,23 +7,70 @@
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricKey from "effect/MetricKey"
+import * as MetricLabel from "effect/MetricLabel"
 import { EventKind } from "../Domain/Delivery.js"
 
 const seconds = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 14 })
 const longSeconds = MetricBoundaries.exponential({ start: 0.05, factor: 2, count: 16 })
 
-export const httpRequests = Metric.counter("http.server.requests", {
-  description: "HTTP requests, by route, method and status",
-  incremental: true
-})
-export const httpDuration = Metric.histogram("http.server.request.duration", seconds, "HTTP request duration (s)")
+/**
+ * A metric per set of label values, made once. `Metric.tagged` makes a new metric and key at every
+ * call, which the registry then hashes and compares at every update, per HTTP request and per job.
+ * The label sets here are few (routes × methods × statuses; job kinds), so the caches stay small.
+ */
+const labelled = <const Names extends ReadonlyArray<string>, M>(
+  names: Names,
+  make: (labels: ReadonlyArray<MetricLabel.MetricLabel>) => M
+) => {
+  const made = new Map<string, M>()
+  return (...values: { readonly [K in keyof Names]: string }): M => {
+    const id = values.join("\u0000")
+    const found = made.get(id)
+    if (found !== undefined) return found
+    const metric = make(names.map((name, i) => MetricLabel.make(name, values[i] ?? "")))
+    made.set(id, metric)
+    return metric
+  }
+}
 
-export const jobsEnqueued = Metric.counter("parley.jobs.enqueued", { description: "Jobs enqueued, by kind", incremental: true })
-export const jobsClaimed = Metric.counter("parley.jobs.claimed", { description: "Jobs claimed, by kind", incremental: true })
-export const jobsSucceeded = Metric.counter("parley.jobs.succeeded", { description: "Jobs done, by kind", incremental: true })
-export const jobsFailed = Metric.counter("parley.jobs.failed", { description: "Job runs to retry, by kind", incremental: true })
-export const jobsDead = Metric.counter("parley.jobs.dead", { description: "Jobs given up, by kind", incremental: true })
-export const jobDuration = Metric.histogram("parley.jobs.duration", seconds, "Job run duration (s), by kind")
+const countersBy = <const Names extends ReadonlyArray<string>>(key: MetricKey.MetricKey.Counter<number>, names: Names) =>
+  labelled(names, (labels) => Metric.fromMetricKey(MetricKey.taggedWithLabels(key, labels)))
+
+const histogramsBy = <const Names extends ReadonlyArray<string>>(key: MetricKey.MetricKey.Histogram, names: Names) =>
+  labelled(names, (labels) => Metric.fromMetricKey(MetricKey.taggedWithLabels(key, labels)))
+
+const counterKey = (name: string, description: string) => MetricKey.counter(name, { description, incremental: true })
+
+const httpRequestsKey = counterKey("http.server.requests", "HTTP requests, by route, method and status")
+const httpDurationKey = MetricKey.histogram("http.server.request.duration", seconds, "HTTP request duration (s)")
+export const httpRequests = Metric.fromMetricKey(httpRequestsKey)
+export const httpDuration = Metric.fromMetricKey(httpDurationKey)
+const httpLabels = ["http.route", "http.request.method", "http.response.status_code"] as const
+/** `httpRequests` for one route, method and status. */
+export const httpRequestsOf = countersBy(httpRequestsKey, httpLabels)
+/** `httpDuration` for one route, method and status. */
+export const httpDurationOf = histogramsBy(httpDurationKey, httpLabels)
+
+const jobsEnqueuedKey = counterKey("parley.jobs.enqueued", "Jobs enqueued, by kind")
+const jobsClaimedKey = counterKey("parley.jobs.claimed", "Jobs claimed, by kind")
+const jobsSucceededKey = counterKey("parley.jobs.succeeded", "Jobs done, by kind")
+const jobsFailedKey = counterKey("parley.jobs.failed", "Job runs to retry, by kind")
+const jobsDeadKey = counterKey("parley.jobs.dead", "Jobs given up, by kind")
+const jobDurationKey = MetricKey.histogram("parley.jobs.duration", seconds, "Job run duration (s), by kind")
+export const jobsEnqueued = Metric.fromMetricKey(jobsEnqueuedKey)
+export const jobsClaimed = Metric.fromMetricKey(jobsClaimedKey)
+export const jobsSucceeded = Metric.fromMetricKey(jobsSucceededKey)
+export const jobsFailed = Metric.fromMetricKey(jobsFailedKey)
+export const jobsDead = Metric.fromMetricKey(jobsDeadKey)
+export const jobDuration = Metric.fromMetricKey(jobDurationKey)
+/** The job metrics for one job kind (label `kind`). */
+export const jobsEnqueuedOf = countersBy(jobsEnqueuedKey, ["kind"])
+export const jobsClaimedOf = countersBy(jobsClaimedKey, ["kind"])
+export const jobsSucceededOf = countersBy(jobsSucceededKey, ["kind"])
+export const jobsFailedOf = countersBy(jobsFailedKey, ["kind"])
+export const jobsDeadOf = countersBy(jobsDeadKey, ["kind"])
+export const jobDurationOf = histogramsBy(jobDurationKey, ["kind"])
 
 export const queueDepth = Metric.gauge("parley.jobs.queue_depth", { description: "Pending and running jobs" })
 export const oldestPendingAge = Metric.gauge("parley.jobs.oldest_pending_age", {
