@@ -7,6 +7,7 @@
 //               latency counts from the scheduled time, so a stalled server is not hidden
 //   abortProbe  requests whose client destroys the socket mid-request, each followed by a normal one
 //   sequential  one request after another (a long conversation imported message by message)
+//   get         closed-loop GETs of one URL (the floor scenario)
 import autocannon from "autocannon"
 import { Agent, request } from "node:http"
 import { serve } from "./lib/ipc-child.mjs"
@@ -195,7 +196,15 @@ const runSequential = async ({ target, token, integrationId, spec, count, startI
   return { latencies, statuses, nextIndex: startIndex + count }
 }
 
+/** Closed-loop GETs of one URL (the `floor` scenario's HTTP stack): `amount` requests on `connections`. */
+const runGet = async ({ url, connections, amount }) => {
+  const started = nowMs()
+  const result = await runOne({ url, connections, pipelining: 1, amount, onInstance: () => {} })
+  return { elapsedMs: nowMs() - started, ok: result["2xx"], non2xx: result.non2xx, errors: result.errors, p99Ms: result.latency.p99 }
+}
+
 serve({
+  get: runGet,
   autocannon: runAutocannon,
   paced: runPaced,
   abortProbe: runAbortProbe,

@@ -20,6 +20,7 @@ import deliveries from "./scenarios/deliveries.mjs"
 import debounce from "./scenarios/debounce.mjs"
 import embedded from "./scenarios/embedded.mjs"
 import fairness from "./scenarios/fairness.mjs"
+import floor from "./scenarios/floor.mjs"
 import growth from "./scenarios/growth.mjs"
 import ingest from "./scenarios/ingest.mjs"
 import longConversation from "./scenarios/long-conversation.mjs"
@@ -28,7 +29,7 @@ import scaleOut from "./scenarios/scale-out.mjs"
 import sql from "./scenarios/sql.mjs"
 
 /** In running order. `full: true` ones are left out of --quick unless named with --only. */
-const scenarios = [sql, ingest, embedded, deliveries, pipeline, debounce, fairness, scaleOut, longConversation, growth]
+const scenarios = [sql, floor, ingest, embedded, deliveries, pipeline, debounce, fairness, scaleOut, longConversation, growth]
 
 const { values: flags } = parseArgs({
   options: {
