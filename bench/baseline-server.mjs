@@ -52,6 +52,19 @@ const workspaceOfToken = async (hash) => {
   return rows[0].workspace_id
 }
 
+/** (workspace, integration) → the integration row, kept as long as Parley keeps it (PARLEY_INTEGRATION_CACHE_TTL, 1 s). */
+const INTEGRATION_CACHE_TTL_MS = Number(process.env.BASELINE_INTEGRATION_CACHE_TTL_MS ?? 1000)
+const integrationCache = new Map()
+const integrationOf = async (integrationId, workspaceId) => {
+  const key = `${workspaceId}/${integrationId}`
+  const cached = integrationCache.get(key)
+  if (cached !== undefined && cached.until > Date.now()) return cached.row
+  const rows = (await findIntegration([integrationId, workspaceId])).rows
+  if (rows.length === 0) return undefined
+  if (INTEGRATION_CACHE_TTL_MS > 0) integrationCache.set(key, { row: rows[0], until: Date.now() + INTEGRATION_CACHE_TTL_MS })
+  return rows[0]
+}
+
 const ROUTE = /^\/v1\/webhooks\/([0-9a-f-]{36})\/message-received$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -113,9 +126,8 @@ const messageReceived = async (req, res, integrationId) => {
   if (token === undefined) return send(res, 401, { detail: "Not authenticated" })
   const workspaceId = await workspaceOfToken(createHash("sha256").update(token, "utf8").digest("hex"))
   if (workspaceId === undefined) return send(res, 401, { detail: "Invalid or revoked token" })
-  const integrations = await findIntegration([integrationId, workspaceId])
-  if (integrations.rows.length === 0) return send(res, 404, { detail: "Integration not found" })
-  const integration = integrations.rows[0]
+  const integration = await integrationOf(integrationId, workspaceId)
+  if (integration === undefined) return send(res, 404, { detail: "Integration not found" })
   const decoded = decode(await readBody(req))
   if (decoded.message === undefined) return send(res, decoded.status, decoded.body)
   const message = decoded.message

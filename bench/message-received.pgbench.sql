@@ -8,8 +8,8 @@
 -- in SQL from a random integer, sent_at is now(), and the NULL parameters are written as NULL.
 \set conv random(1, 100000)
 \set msg random(1, 1000000000000000)
--- (the token look-up is cached by Parley and the baseline server: once a second under load, left out here)
-SELECT * FROM integrations WHERE id = :integration_id AND workspace_id = :workspace_id;
+-- (the token and integration look-ups are cached by Parley and the baseline server: once a second
+-- under load, left out here)
 BEGIN;
 INSERT INTO customers (id, workspace_id) VALUES (lpad(:conv::text, 32, '0')::uuid, :workspace_id) ON CONFLICT (workspace_id, id) DO UPDATE SET updated_at = customers.updated_at RETURNING *;
 INSERT INTO conversations ("workspace_id","integration_id","external_id","status","customer_id","channel") VALUES (:workspace_id, :integration_id, :conv, :status, lpad(:conv::text, 32, '0')::uuid, :channel) ON CONFLICT (integration_id, external_id) DO UPDATE SET updated_at = conversations.updated_at RETURNING * \gset c_

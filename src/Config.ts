@@ -73,6 +73,16 @@ export const SecretRotationGrace = Config.duration("PARLEY_SECRET_ROTATION_GRACE
  */
 export const TokenCacheTtl = Config.duration("PARLEY_TOKEN_CACHE_TTL").pipe(Config.withDefault(Duration.seconds(1)))
 
+/**
+ * How long an integration read by the API (by id, within the caller's workspace) is remembered: it was
+ * one of message-received's round trips. A write through an instance empties that instance's cache at
+ * once; another instance on the same database may use the settings before a change for up to this
+ * long. 0 = off.
+ */
+export const IntegrationCacheTtl = Config.duration("PARLEY_INTEGRATION_CACHE_TTL").pipe(
+  Config.withDefault(Duration.seconds(1))
+)
+
 /** Whether the first start of an empty database creates a demo workspace. */
 export const SeedDemo = Config.boolean("PARLEY_SEED_DEMO").pipe(Config.withDefault(true))
 

@@ -4,10 +4,10 @@
 //
 // Parley sends the two look-ups outside the transaction (each on whatever pooled connection is free),
 // then BEGIN, four statements, COMMIT on one connection. A new message is not looked up first: a
-// message id stored before makes MESSAGE_INSERT return nothing, and the transaction is rolled back
-// (REPEAT_SEQUENCE). The token look-up is cached for
-// PARLEY_TOKEN_CACHE_TTL (1 s): under load it is one statement per second, not per request; the
-// baseline caches it the same way (BASELINE_TOKEN_CACHE_TTL_MS), and the `sql` scenario turns both
+// message id stored before makes MESSAGE_INSERT return nothing, the transaction is rolled back and the
+// stored message is read (IDEMPOTENCY_CHECK). The token look-up is cached for PARLEY_TOKEN_CACHE_TTL (1 s) and the integration look-up for PARLEY_INTEGRATION_CACHE_TTL (1 s):
+// under load each is one statement per second, not per request; the baseline caches them the same way
+// (BASELINE_TOKEN_CACHE_TTL_MS, BASELINE_INTEGRATION_CACHE_TTL_MS), and the `sql` scenario turns the
 // caches off so that every request sends the whole list.
 
 export const TOKEN_LOOKUP = `SELECT * FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL`

@@ -58,7 +58,7 @@ export default {
     proxiedUrl.port = String(sniffer.port)
     const proxied = proxiedUrl.toString()
     const receiver = await ctx.receiver("ok")
-    const parley = await ctx.parley({ databaseUrl: proxied, env: { ...QUIET, REPLY_DEBOUNCE: "0 millis", PARLEY_TOKEN_CACHE_TTL: "0 seconds" }, label: "parley-sql" })
+    const parley = await ctx.parley({ databaseUrl: proxied, env: { ...QUIET, REPLY_DEBOUNCE: "0 millis", PARLEY_TOKEN_CACHE_TTL: "0 seconds", PARLEY_INTEGRATION_CACHE_TTL: "0 seconds" }, label: "parley-sql" })
     const tenant = await tenantFor(parley.url, receiver, { name: "sql", articles: [benchArticle] })
 
     // 1. syncOnly: warm up (prepared statements are parsed once per connection), then record.
@@ -85,12 +85,13 @@ export default {
     await parley.stop()
 
     // 3. The baseline through the same proxy.
-    // Both token caches off: every request sends the whole list (under load both send the look-up once a second).
+    // The token and integration caches off on both sides: every request sends the whole list (under load
+    // both send each look-up once a second).
     const baseline = await startBaseline({
       databaseUrl: proxied,
       logDir: ctx.logDir,
       label: "baseline-sql",
-      env: { BASELINE_TOKEN_CACHE_TTL_MS: "0" }
+      env: { BASELINE_TOKEN_CACHE_TTL_MS: "0", BASELINE_INTEGRATION_CACHE_TTL_MS: "0" }
     })
     ctx.defer(() => baseline.stop())
     const baselineSpec = { prefix: "b", syncOnly: true, conversations: 5, text: QUESTION }

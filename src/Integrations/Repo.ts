@@ -6,10 +6,15 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Cache from "effect/Cache"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Crypto } from "../Auth/Crypto.js"
+import * as AppConfig from "../Config.js"
 import { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
 import { Integration, IntegrationSettings, mapSecrets, secretsOf } from "../Domain/Integration.js"
 import { Workspace } from "../Domain/Workspace.js"
@@ -46,7 +51,7 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
       execute: (row) => sql`INSERT INTO integrations ${sql.insert(row)} RETURNING *`
     })
     const insert = (row: typeof Integration.insert.Type) =>
-      insertSealed({ ...row, settings: sealed(row.settings) }).pipe(Effect.flatMap(opened))
+      insertSealed({ ...row, settings: sealed(row.settings) }).pipe(Effect.flatMap(opened), forget)
 
     const listByWorkspace = (workspaceId: WorkspaceId) =>
       SqlSchema.findAll({
@@ -60,8 +65,21 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
       Result: Integration,
       execute: ({ id, workspaceId }) => sql`SELECT * FROM integrations WHERE id = ${id} AND workspace_id = ${workspaceId}`
     })
+    /**
+     * The API's look-up, remembered for `PARLEY_INTEGRATION_CACHE_TTL` (found integrations only; a
+     * failure or an unknown id is asked again). Every write below empties it.
+     */
+    const cacheTtl = yield* AppConfig.IntegrationCacheTtl
+    const inWorkspace = yield* Cache.makeWith({
+      capacity: 10_000,
+      lookup: (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
+        findInWorkspaceSealed(key).pipe(openedOption),
+      timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? cacheTtl : Duration.zero
+    })
     const findInWorkspace = (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
-      findInWorkspaceSealed(key).pipe(openedOption)
+      inWorkspace.get(Data.struct({ workspaceId: key.workspaceId, id: key.id }))
+    /** After a write: this instance reads the integration anew. */
+    const forget = <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.zipLeft(write, inWorkspace.invalidateAll)
 
     const findByIdSealed = SqlSchema.findOne({
       Request: IntegrationId,
@@ -104,13 +122,13 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
         sql`UPDATE integrations SET settings = ${settings}::jsonb, updated_at = now() WHERE id = ${id} RETURNING *`
     })
     const updateSettings = (update: { readonly id: IntegrationId; readonly settings: IntegrationSettings }) =>
-      updateSealed({ id: update.id, settings: sealed(update.settings) }).pipe(Effect.flatMap(opened))
+      updateSealed({ id: update.id, settings: sealed(update.settings) }).pipe(Effect.flatMap(opened), forget)
 
     /** Turns deliveries to the integration's webhook off (a 410 Gone) or back on. */
     const setWebhookEnabled = (id: IntegrationId, enabled: boolean) =>
       sql`UPDATE integrations
           SET settings = jsonb_set(settings, '{webhookEnabled}', ${JSON.stringify(enabled)}::jsonb), updated_at = now()
-          WHERE id = ${id}`.pipe(Effect.asVoid)
+          WHERE id = ${id}`.pipe(Effect.asVoid, forget)
 
     /** Every integration's id, for a pass over all of them. */
     const allIds = SqlSchema.findAll({
@@ -128,7 +146,7 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
 
     /** Writes settings exactly as given (their secrets already sealed). */
     const writeStored = (update: { readonly id: IntegrationId; readonly settings: IntegrationSettings }) =>
-      updateSealed(update).pipe(Effect.asVoid)
+      updateSealed(update).pipe(Effect.asVoid, forget)
 
     return {
       insert,

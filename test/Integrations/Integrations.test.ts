@@ -100,6 +100,22 @@ describe("integrations", () => {
         expect(other.body).toEqual([{ integrationId: theirs.integrationId, integration: "api", settings: initialSettings }])
       }))
 
+    it.effect("a settings change applies to the very next message (the remembered integration is forgotten)", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const message = (id: string) =>
+          call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
+            token: tenant.token,
+            body: { id, role: "human", customerId: "crm-42", conversationId: "c-cache", text: "Hi", syncOnly: true }
+          })
+        // Read (and remembered) with externalCustomerId off: "crm-42" is not a Parley customer id.
+        expect((yield* message("m-1")).status).toBe(422)
+        expect((yield* update(tenant, { supportedFeatures: { externalCustomerId: true } })).status).toBe(200)
+        expect((yield* message("m-2")).status).toBe(200)
+        expect((yield* update(tenant, { supportedFeatures: { externalCustomerId: false } })).status).toBe(200)
+        expect((yield* message("m-3")).status).toBe(422)
+      }))
+
     it.effect("update-settings answers spec 2.3 {integrationId, integration, settings}", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
