@@ -14,11 +14,16 @@ RUN npm run build
 
 # Run: production dependencies only, the compiled service and the CLI, as an unprivileged user.
 FROM node:20-bookworm-slim
+# GLIBC_TUNABLES (as `npm start` sets it): fixed malloc thresholds. glibc otherwise raises them after
+# the first large free (up to 32 MiB mmap, 64 MiB trim), and what V8's compiler threads free at
+# start-up (PGlite's WebAssembly above all) stayed in its heaps: ~40 MiB more idle RSS on the
+# embedded database. strace counts no extra system call per request.
 ENV NODE_ENV=production \
     PARLEY_MODE=production \
     PORT=8080 \
     METRICS_PORT=9464 \
-    PARLEY_DATA_DIR=/data
+    PARLEY_DATA_DIR=/data \
+    GLIBC_TUNABLES=glibc.malloc.trim_threshold=1048576
 # PARLEY_DATA_DIR holds the embedded database, used only without DATABASE_URL (one instance, for
 # trials: mount a volume at /data to keep it).
 WORKDIR /app

@@ -2,13 +2,14 @@
  * The database: a real PostgreSQL when `DATABASE_URL` is set, otherwise an embedded one (PGlite, kept
  * in `PARLEY_DATA_DIR`) served over a loopback socket, so the same `PgClient` code runs on both.
  * Migrations run before the layer is built: nothing that needs the database starts before them.
+ * PGlite's modules are loaded (`import()`) only for the embedded database: on PostgreSQL they would
+ * only hold memory (~2 MiB).
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlError from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import type { PGlite } from "@electric-sql/pglite"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -79,6 +80,7 @@ export const layerPGlite = (
   Layer.unwrapScoped(
     Effect.gen(function*() {
       const db = yield* Effect.acquireRelease(acquire, (db) => Effect.promise(() => db.close()))
+      const { PGLiteSocketServer } = yield* Effect.promise(() => import("@electric-sql/pglite-socket"))
       const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
       yield* Effect.acquireRelease(
         Effect.tryPromise(() => server.start()),
@@ -122,6 +124,7 @@ const openDataDir = (dataDir: string, sharedBuffers: string) =>
     const folder = path.resolve(dataDir, "pgdata")
     fs.mkdirSync(folder, { recursive: true })
     if (!fs.existsSync(path.join(folder, "PG_VERSION"))) yield* initialize(folder)
+    const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
     return yield* Effect.tryPromise(() =>
       PGlite.create(folder, {
         startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`]

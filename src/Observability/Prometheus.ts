@@ -8,7 +8,7 @@
  * `_bucket{le}`, `_sum` and `_count`; attribute keys become labels the same way
  * (`http.response.status_code` → `http_response_status_code`). No unit suffix is added.
  */
-import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+import type { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 
@@ -24,12 +24,14 @@ export class MetricsServerError extends Data.TaggedError("MetricsServerError")<{
 
 /**
  * The exporter, listening on `host:port` once this succeeds (a port in use fails here, at start, not
- * silently later). Its server closes with the scope.
+ * silently later). Its server closes with the scope. The exporter's module is loaded here, only when
+ * `METRICS_PORT` is set (see `Telemetry.ts`).
  */
 export const makePrometheusReader = (options: { readonly port: number; readonly host: string }) =>
   Effect.acquireRelease(
     Effect.tryPromise({
-      try: async () => {
+      try: async (): Promise<PrometheusExporter> => {
+        const { PrometheusExporter } = await import("@opentelemetry/exporter-prometheus")
         const exporter = new PrometheusExporter({
           port: options.port,
           host: options.host,

@@ -4,21 +4,11 @@
  * OTLP/HTTP; with `METRICS_PORT` set, metrics are also served to Prometheus (`Prometheus.ts`), with or
  * without OTLP. With none set, nothing is exported and nothing is installed (Effect's own tracer only
  * makes the trace ids that logs and 500 bodies carry).
+ *
+ * The SDK and each exporter are loaded (`import()`) only when configured: imported statically, their
+ * modules alone held ~8 MiB of every process's memory, exporting or not.
  */
-import { NodeSdk } from "@effect/opentelemetry"
-import { OTLPLogExporter } from "@opentelemetry/exporter-logs-otlp-http"
-import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http"
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import { BatchLogRecordProcessor } from "@opentelemetry/sdk-logs"
-import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type Sampler,
-  TraceIdRatioBasedSampler
-} from "@opentelemetry/sdk-trace-base"
+import type { Sampler } from "@opentelemetry/sdk-trace-base"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -41,20 +31,24 @@ const TelemetryConfig = Config.all({
 })
 
 /** The sampler named by `OTEL_TRACES_SAMPLER` (the specification's names). */
-const samplerFromEnv = (name: string, ratio: number): Sampler => {
+const samplerFromEnv = (
+  sdk: typeof import("@opentelemetry/sdk-trace-base"),
+  name: string,
+  ratio: number
+): Sampler => {
   switch (name) {
     case "always_on":
-      return new AlwaysOnSampler()
+      return new sdk.AlwaysOnSampler()
     case "always_off":
-      return new AlwaysOffSampler()
+      return new sdk.AlwaysOffSampler()
     case "traceidratio":
-      return new TraceIdRatioBasedSampler(ratio)
+      return new sdk.TraceIdRatioBasedSampler(ratio)
     case "parentbased_always_off":
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() })
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() })
     case "parentbased_traceidratio":
-      return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(ratio) })
+      return new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(ratio) })
     default:
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() })
+      return new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() })
   }
 }
 
@@ -77,29 +71,51 @@ export const TelemetryLive = Layer.unwrapScoped(
     }
     if (Option.isSome(metrics) || Option.isSome(prometheus)) yield* registerAll
     const version = yield* packageVersion
-    return NodeSdk.layer(() => ({
-      resource: { serviceName: config.serviceName, serviceVersion: version },
-      tracerConfig: { sampler: samplerFromEnv(config.sampler, config.samplerArg) },
-      spanProcessor: Option.match(traces, {
-        onNone: () => [],
-        onSome: (url) => [new BatchSpanProcessor(new RedactingSpanExporter(new OTLPTraceExporter({ url })))]
-      }),
-      metricReader: [
-        ...Option.match(metrics, {
-          onNone: () => [],
-          onSome: (url) => [
+    // The SDK (which loads the trace, metrics and logs SDKs in any case), then each configured
+    // signal's exporter and nothing else: a Prometheus-only process loads no OTLP exporter.
+    const [{ layer: sdkLayer }, traceSdk] = yield* Effect.promise(() =>
+      Promise.all([import("@effect/opentelemetry/NodeSdk"), import("@opentelemetry/sdk-trace-base")])
+    )
+    const spanProcessor = yield* Option.match(traces, {
+      onNone: () => Effect.succeed([]),
+      onSome: (url) =>
+        Effect.promise(() => import("@opentelemetry/exporter-trace-otlp-http")).pipe(
+          Effect.map(({ OTLPTraceExporter }) => [
+            new traceSdk.BatchSpanProcessor(new RedactingSpanExporter(new OTLPTraceExporter({ url })))
+          ])
+        )
+    })
+    const otlpMetricReader = yield* Option.match(metrics, {
+      onNone: () => Effect.succeed([]),
+      onSome: (url) =>
+        Effect.promise(() =>
+          Promise.all([import("@opentelemetry/sdk-metrics"), import("@opentelemetry/exporter-metrics-otlp-http")])
+        ).pipe(
+          Effect.map(([{ PeriodicExportingMetricReader }, { OTLPMetricExporter }]) => [
             new PeriodicExportingMetricReader({
               exporter: new OTLPMetricExporter({ url }),
               exportIntervalMillis: config.metricIntervalMillis
             })
-          ]
-        }),
-        ...Option.toArray(prometheus)
-      ],
-      logRecordProcessor: Option.match(logs, {
-        onNone: () => [],
-        onSome: (url) => [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url }) })]
-      }),
+          ])
+        )
+    })
+    const logRecordProcessor = yield* Option.match(logs, {
+      onNone: () => Effect.succeed([]),
+      onSome: (url) =>
+        Effect.promise(() =>
+          Promise.all([import("@opentelemetry/sdk-logs"), import("@opentelemetry/exporter-logs-otlp-http")])
+        ).pipe(
+          Effect.map(([{ BatchLogRecordProcessor }, { OTLPLogExporter }]) => [
+            new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url }) })
+          ])
+        )
+    })
+    return sdkLayer(() => ({
+      resource: { serviceName: config.serviceName, serviceVersion: version },
+      tracerConfig: { sampler: samplerFromEnv(traceSdk, config.sampler, config.samplerArg) },
+      spanProcessor,
+      metricReader: [...otlpMetricReader, ...Option.toArray(prometheus)],
+      logRecordProcessor,
       shutdownTimeout: "5 seconds"
     }))
   })
