@@ -2,7 +2,8 @@
  * The whole HTTP interface as one `HttpApi`: the server implements it, `/openapi.json` is generated
  * from it, and TypeScript integrators build a typed client from it (see `src/index.ts`).
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { AdminApi } from "./Admin/Api.js"
 import { RepliesApi } from "./Ai/Api.js"
 import { WebhooksApi } from "./Conversations/Api.js"

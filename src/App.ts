@@ -3,7 +3,7 @@
  * Parley together on a given HTTP server and database. `main` gives it Node's server and the
  * configured database; the demo and the tests give it their own, and reuse everything else.
  */
-import type { HttpServer } from "@effect/platform"
+import type * as HttpServer from "@effect/platform/HttpServer"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"

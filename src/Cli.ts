@@ -3,7 +3,10 @@
  * `HttpApiClient` (the same schemas as the server); `serve` and `migrate` run Parley itself.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"

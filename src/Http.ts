@@ -12,18 +12,16 @@
  * Typed domain errors (404, 409, 422) are encoded by their own schemas after this.
  * `HttpLive` has no server of its own: `main` gives it Node's, tests a test server.
  */
-import {
-  Headers,
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiError,
-  HttpApiScalar,
-  HttpIncomingMessage,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

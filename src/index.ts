@@ -10,7 +10,9 @@
  * })
  * ```
  */
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { PublicApi } from "./Api.js"
 
 export { Api, PublicApi } from "./Api.js"

@@ -1,5 +1,8 @@
 /** The operators' API (`/admin/v1`), authenticated by the admin token. The CLI drives it. */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { AdminAuth } from "../Auth/Api.js"
 import { AiSettingsUpdate, AiSettingsView, AiUsageReport, UsageDays } from "../Domain/AiSettings.js"

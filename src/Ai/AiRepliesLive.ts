@@ -3,7 +3,7 @@
  * (or unset), the agent over a language model otherwise. The model clients share one HTTP connection
  * pool; each call builds its own client from its own settings.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { ConversationsRepo } from "../Conversations/Repo.js"

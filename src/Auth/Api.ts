@@ -1,5 +1,7 @@
 /** The authentication contract of the HTTP API: who is calling, and the middleware that says so. */
-import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
 import { RateLimitedBody, UnauthorizedBody } from "../Domain/Errors.js"

@@ -1,5 +1,5 @@
 /** The authentication middleware: API tokens for /v1, the admin token for /admin/v1. */
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"

@@ -1,4 +1,5 @@
-import { HttpApiEndpoint, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { CsatRecordView, CsatResponse } from "../Domain/Csat.js"
 import { NotFoundBody } from "../Domain/Errors.js"
 import { IntegrationPath } from "../Integrations/Api.js"

@@ -7,7 +7,7 @@
  * is gone or disabled, the SSRF guard refused the address) make it dead at once. A dead event no longer
  * holds back the events of its conversation.
  */
-import { HttpClientRequest } from "@effect/platform"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"

@@ -2,7 +2,7 @@
  * The errors a client can see. On the wire they are FastAPI-shaped (`{"detail": ...}`, PRODUCT.md §3):
  * each class below is paired with a wire schema that drops the `_tag`, so the body is exactly the spec's.
  */
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"

@@ -1,4 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { HelpdeskAuth } from "../Auth/Api.js"
 import { MessageReceived } from "../Domain/Conversation.js"
 import { NotFoundBody, UnauthorizedBody } from "../Domain/Errors.js"

@@ -4,7 +4,7 @@
  * `Parley stopped` when everything, the database included, has been released. A start that fails is
  * one `Parley failed to start` record with its cause (`App.ts`).
  */
-import { HttpServer } from "@effect/platform"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
