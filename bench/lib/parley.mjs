@@ -33,6 +33,8 @@ export const startParley = async ({ databaseUrl, env = {}, logDir, label = "parl
     PARLEY_RATE_LIMIT: "0",
     PARLEY_SEED_DEMO: "false",
     LOG_LEVEL: "warn",
+    // As `npm start` and the image run it (fixed glibc malloc thresholds: ~40 MiB less idle RSS).
+    GLIBC_TUNABLES: process.env.GLIBC_TUNABLES ?? "glibc.malloc.trim_threshold=1048576",
     ...(databaseUrl !== undefined ? { DATABASE_URL: databaseUrl } : { PARLEY_DATA_DIR: dataDir }),
     ...runEnv,
     ...env
