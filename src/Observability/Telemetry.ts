@@ -56,6 +56,10 @@ const samplerFromEnv = (
 const signalUrl = (base: Option.Option<string>, own: Option.Option<string>, signal: string) =>
   Option.orElse(own, () => Option.map(base, (url) => `${url.replace(/\/+$/, "")}/v1/${signal}`))
 
+/** A signal's SDK parts for its endpoint, their modules loaded only when the endpoint is set; none otherwise. */
+const loadWhenSet = <A>(url: Option.Option<string>, load: (url: string) => Promise<Array<A>>) =>
+  Option.match(url, { onNone: () => Effect.succeed<Array<A>>([]), onSome: (url) => Effect.promise(() => load(url)) })
+
 export const TelemetryLive = Layer.unwrapScoped(
   Effect.gen(function*() {
     const config = yield* TelemetryConfig
@@ -76,39 +80,28 @@ export const TelemetryLive = Layer.unwrapScoped(
     const [{ layer: sdkLayer }, traceSdk] = yield* Effect.promise(() =>
       Promise.all([import("@effect/opentelemetry/NodeSdk"), import("@opentelemetry/sdk-trace-base")])
     )
-    const spanProcessor = yield* Option.match(traces, {
-      onNone: () => Effect.succeed([]),
-      onSome: (url) =>
-        Effect.promise(() => import("@opentelemetry/exporter-trace-otlp-http")).pipe(
-          Effect.map(({ OTLPTraceExporter }) => [
-            new traceSdk.BatchSpanProcessor(new RedactingSpanExporter(new OTLPTraceExporter({ url })))
-          ])
-        )
+    const spanProcessor = yield* loadWhenSet(traces, async (url) => {
+      const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http")
+      return [new traceSdk.BatchSpanProcessor(new RedactingSpanExporter(new OTLPTraceExporter({ url })))]
     })
-    const otlpMetricReader = yield* Option.match(metrics, {
-      onNone: () => Effect.succeed([]),
-      onSome: (url) =>
-        Effect.promise(() =>
-          Promise.all([import("@opentelemetry/sdk-metrics"), import("@opentelemetry/exporter-metrics-otlp-http")])
-        ).pipe(
-          Effect.map(([{ PeriodicExportingMetricReader }, { OTLPMetricExporter }]) => [
-            new PeriodicExportingMetricReader({
-              exporter: new OTLPMetricExporter({ url }),
-              exportIntervalMillis: config.metricIntervalMillis
-            })
-          ])
-        )
+    const otlpMetricReader = yield* loadWhenSet(metrics, async (url) => {
+      const [{ PeriodicExportingMetricReader }, { OTLPMetricExporter }] = await Promise.all([
+        import("@opentelemetry/sdk-metrics"),
+        import("@opentelemetry/exporter-metrics-otlp-http")
+      ])
+      return [
+        new PeriodicExportingMetricReader({
+          exporter: new OTLPMetricExporter({ url }),
+          exportIntervalMillis: config.metricIntervalMillis
+        })
+      ]
     })
-    const logRecordProcessor = yield* Option.match(logs, {
-      onNone: () => Effect.succeed([]),
-      onSome: (url) =>
-        Effect.promise(() =>
-          Promise.all([import("@opentelemetry/sdk-logs"), import("@opentelemetry/exporter-logs-otlp-http")])
-        ).pipe(
-          Effect.map(([{ BatchLogRecordProcessor }, { OTLPLogExporter }]) => [
-            new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url }) })
-          ])
-        )
+    const logRecordProcessor = yield* loadWhenSet(logs, async (url) => {
+      const [{ BatchLogRecordProcessor }, { OTLPLogExporter }] = await Promise.all([
+        import("@opentelemetry/sdk-logs"),
+        import("@opentelemetry/exporter-logs-otlp-http")
+      ])
+      return [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url }) })]
     })
     return sdkLayer(() => ({
       resource: { serviceName: config.serviceName, serviceVersion: version },
