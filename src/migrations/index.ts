@@ -5,6 +5,7 @@ import typedJobs from "./0003_typed_jobs.js"
 import fairQueue from "./0004_fair_queue.js"
 import replyMetadata from "./0005_reply_metadata.js"
 import aiSettings from "./0006_ai_settings.js"
+import blockedJobs from "./0007_blocked_jobs.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -13,7 +14,8 @@ const all = {
   "0003_typed_jobs": typedJobs,
   "0004_fair_queue": fairQueue,
   "0005_reply_metadata": replyMetadata,
-  "0006_ai_settings": aiSettings
+  "0006_ai_settings": aiSettings,
+  "0007_blocked_jobs": blockedJobs
 }
 
 export const migrations = Migrator.fromRecord(all)
