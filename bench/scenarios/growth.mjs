@@ -1,6 +1,7 @@
 // growth (not in --quick): the ingest and pipeline figures on an empty database, then again after seeding
 // ~1M messages in 100k conversations (100 of them 1,000 messages long, customer and AI alternating) and
-// 100k pending jobs (due in 30 days, as timers are), with ANALYZE. Ingest is measured spread over the
+// 100k pending deliveries that cannot go out yet (25k retrying in 30 days with 25k due behind them, 50k due
+// behind a slow receiver's 8 running), with ANALYZE. Ingest is measured spread over the
 // seeded conversations and into the 1,000-message ones only. Finally Parley runs briefly behind the
 // statement recorder and every statement it sent is EXPLAIN ANALYZEd on the seeded database.
 //
@@ -23,7 +24,9 @@ const CONVERSATIONS = 100_000
 const LONG_CONVERSATIONS = 100
 const LONG_LENGTH = 1000
 const SHORT_LENGTH = 9
-const PENDING_JOBS = 100_000
+/** Pending deliveries seeded: conversations whose receiver is down (two each), and due ones of a slow receiver. */
+const DOWN = 25_000
+const SLOW = 50_000
 const CHUNK = 10_000
 
 const ident = (name) => `"${name.replaceAll("\"", "\"\"")}"`
@@ -97,20 +100,62 @@ const seed = async (databaseUrl, integrationId, say) => {
           WHERE c.g >= ${low} AND c.g < ${low + CHUNK}`, [template.message, integrationId])
       say(`  ${messages} messages (${round((nowMs() - started) / 1000, 1)} s)`)
     }
-    const jobs = await cloneInsert(client, "jobs", {
-      id: "gen_random_uuid()",
-      status: "'pending'",
-      attempts: "0",
-      run_at: "now() + interval '30 days' + g * interval '1 millisecond'",
-      locked_until: "NULL",
-      locked_by: "NULL",
-      finished_at: "NULL",
-      last_error: "NULL",
-      conversation_id: "c.id"
-    }, `(SELECT * FROM jobs WHERE id = $1) t,
-        (SELECT id, substring(external_id from 7)::int AS g FROM conversations
-         WHERE integration_id = $2 AND external_id LIKE 'seed-c%') c`, [template.job, integrationId])
-    say(`seeded ${jobs} pending jobs; VACUUM ANALYZE`)
+    // The pending jobs are deliveries that cannot go out yet, as a real backlog has them (all of them
+    // due or queued, none of them Parley's to run during the measurement):
+    // - a receiver that is down: 25k conversations whose first delivery retries in 30 days, and a second
+    //   one, due, queued behind it;
+    // - a receiver that is slow: 8 deliveries running (leased for a day by an instance that is busy with
+    //   them), and 50k more due now that wait for the integration's share.
+    const delivery = (await client.query(
+      `SELECT id FROM jobs WHERE kind = 'deliver_event' ORDER BY created_at LIMIT 1`
+    )).rows[0]?.id
+    if (delivery == null) throw new Error("seed: no deliver_event job to clone (empty phase delivered nothing?)")
+    const cloneJobs = (overrides, where) =>
+      cloneInsert(client, "jobs", {
+        id: "gen_random_uuid()",
+        status: "'pending'",
+        attempts: "0",
+        locked_until: "NULL",
+        locked_by: "NULL",
+        finished_at: "NULL",
+        last_error: "NULL",
+        conversation_id: "c.id",
+        ordered: "true",
+        blocked: "false",
+        ...overrides
+      }, `(SELECT * FROM jobs WHERE id = $1) t,
+          (SELECT id, substring(external_id from 7)::int AS g FROM conversations
+           WHERE integration_id = $2 AND external_id LIKE 'seed-c%') c
+          WHERE ${where}`, [delivery, integrationId])
+    const retrying = await cloneJobs({
+      run_at: "now() + interval '30 days' + c.g * interval '1 millisecond'",
+      attempts: "3",
+      last_error: "'HTTP 503'",
+      key: "'seed-retrying-' || c.g",
+      group_key: "'bench-receiver-down'"
+    }, `c.g < ${DOWN}`)
+    const behind = await cloneJobs({
+      run_at: "now() - interval '1 hour'",
+      key: "'seed-behind-' || c.g",
+      group_key: "'bench-receiver-down'",
+      blocked: "true"
+    }, `c.g < ${DOWN}`)
+    const running = await cloneJobs({
+      status: "'running'",
+      attempts: "1",
+      locked_by: "'bench-busy-instance'",
+      locked_until: "now() + interval '1 day'",
+      run_at: "now() - interval '1 hour'",
+      key: "'seed-running-' || c.g",
+      group_key: "'bench-receiver-slow'"
+    }, `c.g >= ${DOWN} AND c.g < ${DOWN + 8}`)
+    const waiting = await cloneJobs({
+      run_at: "now() - interval '1 hour' + c.g * interval '1 millisecond'",
+      key: "'seed-waiting-' || c.g",
+      group_key: "'bench-receiver-slow'"
+    }, `c.g >= ${DOWN + 8} AND c.g < ${DOWN + 8 + SLOW}`)
+    const jobs = retrying + behind + waiting
+    say(`seeded ${jobs} pending deliveries (${retrying} retrying in 30 days, ${behind} due behind them, ${waiting} due behind ${running} running); VACUUM ANALYZE`)
     await client.query("VACUUM ANALYZE")
     const sizes = (await client.query(`SELECT
       (SELECT count(*)::int FROM messages) AS messages,
