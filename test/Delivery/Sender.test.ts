@@ -125,6 +125,28 @@ describe("Sender", () => {
         expect(verifyWebhook({ secret: SECRET, headers: request!.headers, rawBody: request!.text }).ok).toBe(true)
       }))
 
+    it.effect("the answer's first 500 characters are kept: read whole when announced small, streamed otherwise, never read to the end", () =>
+      Effect.gen(function*() {
+        const small = "{\"ok\":" + "1".repeat(600) + "}"
+        const endless = () =>
+          new ReadableStream<Uint8Array>({
+            pull: (controller) => controller.enqueue(new TextEncoder().encode("x".repeat(100)))
+          })
+        const answers = [
+          () => new Response(small, { status: 200, headers: { "content-length": String(small.length) } }),
+          () => new Response("y".repeat(100_000), { status: 200, headers: { "content-length": "100000" } }),
+          () => new Response(endless(), { status: 200 })
+        ]
+        const snippets: Array<string | null> = []
+        for (const answer of answers) {
+          yield* reset(answer)
+          const { id } = yield* anEvent()
+          expect(yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))).toEqual(Outcome.Done())
+          snippets.push((yield* attemptsOf(id))[0]!.responseSnippet)
+        }
+        expect(snippets).toEqual([small.slice(0, 500), "y".repeat(500), "x".repeat(500)])
+      }))
+
     it.effect("a 5xx: failed, retried after the scheduled delay, Retry-After honoured when longer", () =>
       Effect.gen(function*() {
         yield* reset(() => new Response("busy", { status: 503, headers: { "retry-after": "120" } }))
