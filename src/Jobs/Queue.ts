@@ -252,10 +252,23 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
               SELECT group_key, count(*) AS running FROM jobs
               WHERE status = 'running' AND kind IN ${sql.in(kinds)} AND group_key IS NOT NULL
               GROUP BY group_key),
-            -- Each group's oldest due jobs, unless it is at its share: then it is not read at all. The order
-            -- check stays (a blocked flag only spares the claim from reading the jobs that wait).
+            -- The groups whose oldest due job is among the oldest: no other group can have a job among
+            -- the oldest ones claimed. A group at its share is not read at all.
+            heads AS (
+              SELECT g.kind, g.group_key FROM groups g
+              CROSS JOIN LATERAL (
+                SELECT j.run_at, j.seq FROM jobs j
+                WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = g.kind AND j.group_key = g.group_key
+                  AND j.run_at <= now()
+                ORDER BY j.run_at, j.seq LIMIT 1) h
+              WHERE g.group_key IS NOT NULL
+                AND coalesce((SELECT b.running FROM busy b WHERE b.group_key = g.group_key), 0) < ${perGroup}
+              ORDER BY h.run_at, h.seq
+              LIMIT ${limit}),
+            -- Those groups' oldest due jobs, up to a share each. The order check stays (a blocked flag only
+            -- spares the claim from reading the jobs that wait).
             candidates AS (
-              SELECT c.* FROM groups g
+              SELECT c.* FROM heads g
               CROSS JOIN LATERAL (
                 SELECT j.id, j.group_key, j.run_at, j.seq FROM jobs j
                 WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = g.kind AND j.group_key = g.group_key
@@ -266,8 +279,6 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
                       AND e.seq < j.seq AND e.status IN ('pending', 'running')))
                 ORDER BY j.run_at, j.seq
                 LIMIT ${Math.min(limit, perGroup)}) c
-              WHERE g.group_key IS NOT NULL
-                AND coalesce((SELECT b.running FROM busy b WHERE b.group_key = g.group_key), 0) < ${perGroup}
               UNION ALL
               (SELECT j.id, j.group_key, j.run_at, j.seq FROM jobs j
                WHERE j.status = 'pending' AND NOT j.blocked AND j.kind IN ${sql.in(kinds)} AND j.group_key IS NULL
