@@ -80,7 +80,8 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
 
     /** Wakes listening workers at commit; the payload is the kind and when it is due (Unix ms; 0 = now). */
     const notify = (kind: string, dueMillis: number) => {
-      const payload = `${kind} ${Math.round(dueMillis)}`
+      // Rounded up: a dispatcher woken before the job is due finds nothing to claim.
+      const payload = `${kind} ${Math.ceil(dueMillis)}`
       return embedded
         ? PubSub.publish(local, payload)
         : sql`SELECT pg_notify(${JOBS_CHANNEL}, ${payload})`

@@ -169,16 +169,15 @@ export const WorkersLive = Layer.scopedDiscard(
 
         const idle = Effect.gen(function*() {
           const due = yield* queue.nextDue(lane.kinds)
+          // Deadlines, not durations: a notification that arrives meanwhile recomputes the wait, and must
+          // not restart it. (Durations were: with a notification every 250 ms, the next job's wait began
+          // again at each one, and a tenth of debounced replies left 250 ms to 1 s late.)
+          const started = yield* Clock.currentTimeMillis
+          const pollAt = started + Duration.toMillis(config.pollInterval)
+          const dueAt = Option.match(due, { onNone: () => Number.POSITIVE_INFINITY, onSome: (wait) => started + wait })
           while (true) {
             const now = yield* Clock.currentTimeMillis
-            const wait = Math.max(
-              0,
-              Math.min(
-                Duration.toMillis(config.pollInterval),
-                Option.getOrElse(due, () => Number.POSITIVE_INFINITY),
-                (yield* Ref.get(announced)) - now
-              )
-            )
+            const wait = Math.max(0, Math.min(pollAt, dueAt, yield* Ref.get(announced)) - now)
             yield* rescheduled.close
             const woke = yield* Effect.raceFirst(
               Effect.as(wakeup.await, "wake" as const),

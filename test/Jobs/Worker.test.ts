@@ -8,6 +8,7 @@ import { PgClient } from "@effect/sql-pg"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
@@ -309,6 +310,27 @@ describe("worker pool", () => {
         yield* Effect.sleep("300 millis")
         const id = yield* queue.enqueue(Quick, {}, { delay: "400 millis" })
         yield* eventually(jobStatus(id), (j) => j.status === "done", 5_000)
+      }))
+
+    it.scoped("a delayed job is not pushed back by the notifications of jobs due later", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        yield* startPoolWith({ JOB_POLL_INTERVAL: "20 seconds" })
+        yield* Effect.sleep("300 millis")
+        const first = yield* queue.enqueue(Quick, {}, { delay: "300 millis" })
+        const second = yield* queue.enqueue(Quick, {}, { delay: "900 millis" })
+        const enqueued = Date.now()
+        // Once the first has run, the second is known to the idle dispatcher only by its due time; a
+        // notification of a later job every 100 ms must not restart that wait.
+        yield* eventually(jobStatus(first), (j) => j.status === "done", 5_000)
+        const notifying = yield* Effect.forkScoped(
+          Effect.repeatN(Effect.zipRight(Effect.sleep("100 millis"), queue.enqueue(Quick, {}, { delay: "1 hour" })), 25)
+        )
+        yield* eventually(jobStatus(second), (j) => j.status === "done", 5_000)
+        const took = Date.now() - enqueued
+        yield* Fiber.interrupt(notifying)
+        // Due at 900 ms; with the wait restarted by each notification it ran after them, past 2.6 s.
+        expect(took).toBeLessThan(1_800)
       }))
 
     // The embedded database has no LISTEN (its notifications are in-process).
