@@ -223,6 +223,16 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       }).pipe(inTransaction)
     }, Effect.orDie)
 
+    /**
+     * A job `j` that may run now: pending, not waiting, due, and the first live one of its conversation
+     * (the order check stays: a blocked flag only spares the claim from reading the jobs that wait).
+     */
+    const runnable = sql`j.status = 'pending' AND NOT j.blocked AND j.run_at <= now()
+      AND (NOT j.ordered OR NOT EXISTS (
+        SELECT 1 FROM jobs e
+        WHERE e.ordered AND e.conversation_id = j.conversation_id AND e.kind = j.kind
+          AND e.seq < j.seq AND e.status IN ('pending', 'running')))`
+
     const claimMany = SqlSchema.findAll({
       Request: Schema.Struct({
         instance: Schema.String,
@@ -266,28 +276,17 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
                 AND coalesce((SELECT b.running FROM busy b WHERE b.group_key = g.group_key), 0) < ${perGroup}
               ORDER BY h.run_at, h.seq
               LIMIT ${limit}),
-            -- Those groups' oldest due jobs, up to a share each. The order check stays (a blocked flag only
-            -- spares the claim from reading the jobs that wait).
+            -- Those groups' oldest runnable jobs, up to a share each; and the ungrouped ones.
             candidates AS (
               SELECT c.* FROM heads g
               CROSS JOIN LATERAL (
                 SELECT j.id, j.group_key, j.run_at, j.seq FROM jobs j
-                WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = g.kind AND j.group_key = g.group_key
-                  AND j.run_at <= now()
-                  AND (NOT j.ordered OR NOT EXISTS (
-                    SELECT 1 FROM jobs e
-                    WHERE e.ordered AND e.conversation_id = j.conversation_id AND e.kind = j.kind
-                      AND e.seq < j.seq AND e.status IN ('pending', 'running')))
+                WHERE j.kind = g.kind AND j.group_key = g.group_key AND ${runnable}
                 ORDER BY j.run_at, j.seq
                 LIMIT ${Math.min(limit, perGroup)}) c
               UNION ALL
               (SELECT j.id, j.group_key, j.run_at, j.seq FROM jobs j
-               WHERE j.status = 'pending' AND NOT j.blocked AND j.kind IN ${sql.in(kinds)} AND j.group_key IS NULL
-                 AND j.run_at <= now()
-                 AND (NOT j.ordered OR NOT EXISTS (
-                   SELECT 1 FROM jobs e
-                   WHERE e.ordered AND e.conversation_id = j.conversation_id AND e.kind = j.kind
-                     AND e.seq < j.seq AND e.status IN ('pending', 'running')))
+               WHERE j.kind IN ${sql.in(kinds)} AND j.group_key IS NULL AND ${runnable}
                ORDER BY j.run_at, j.seq
                LIMIT ${limit})),
             -- A group's share holds across the lane's kinds too.
