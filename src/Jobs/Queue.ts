@@ -20,9 +20,10 @@
  * - `claim` takes up to n due jobs of a lane with `FOR UPDATE SKIP LOCKED` in one statement: instances
  *   sharing a database never take the same job. Oldest first, except that a group (a workspace, an
  *   integration) never has more than the lane's `perGroup` jobs running, so a big backlog or a slow
- *   receiver of one group does not hold back the others. It visits the groups that have ready jobs (one
- *   index probe each) and reads at most a share of each; a group at its share is not read at all. `reap` makes jobs whose lease expired (their
- *   instance died) pending again, which keeps the claim to an index range of due pending jobs.
+ *   receiver of one group does not hold back the others. It visits the groups that have ready jobs (an
+ *   index probe or two each), skips those at their share without reading them, and reads up to a share
+ *   of only the groups whose oldest due job is among the oldest. `reap` makes jobs whose lease expired
+ *   (their instance died) pending again, which keeps the claim to an index range of due pending jobs.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
