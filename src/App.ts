@@ -68,7 +68,8 @@ const JobHandlersLive = Layer.effect(
     const sender = yield* Sender
     const replies = yield* Replies
     return Job.handlers([
-      Job.handle(DeliverEvent, ({ eventId }) => sender.deliver(eventId)),
+      // A claim's deliveries to one integration go out together: a statement per step for all of them.
+      Job.handleBatch(DeliverEvent, (items) => sender.deliverMany(items.map(({ payload, span }) => ({ eventId: payload.eventId, span })))),
       Job.handle(GenerateReply, replies.generate)
     ])
   })

@@ -21,10 +21,10 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       execute: (row) => sql`INSERT INTO events ${sql.insert(row)}`
     })
 
-    const findById = SqlSchema.findOne({
-      Request: EventId,
+    const findByIds = SqlSchema.findAll({
+      Request: Schema.Array(EventId),
       Result: Delivery,
-      execute: (id) => sql`SELECT * FROM events WHERE id = ${id}`
+      execute: (ids) => sql`SELECT * FROM events WHERE id IN ${sql.in(ids)}`
     })
 
     /** The event, locked for the rest of the transaction (the sender and replays take this lock). */
@@ -71,33 +71,43 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
     })
 
     /**
-     * A successful attempt in one statement, without a transaction: the event becomes delivered and the
+     * Successful attempts in one statement, without a transaction: each event becomes delivered and its
      * attempt is recorded under the event's next attempt number, if the event is still of `generation`
-     * (the row lock of the UPDATE orders it with replays, which take the lock and bump the generation).
-     * None when a replay moved the event on: the caller then settles under the lock.
+     * (the row locks order this with replays, which take them and bump the generation; they are taken in
+     * replay-all's order, so the two never wait for each other in a cycle). The events a replay moved
+     * on are missing from the answer: the caller then settles them under the lock.
      */
-    const recordDelivered = SqlSchema.findOne({
-      Request: Schema.Struct({
+    const recordDelivered = SqlSchema.findAll({
+      Request: Schema.Array(Schema.Struct({
         id: EventId,
         generation: Schema.Number,
-        startedAt: Schema.DateTimeUtcFromDate,
+        startedAt: Schema.DateTimeUtc,
         latencyMs: Schema.Number,
         statusCode: Schema.Number,
         responseSnippet: Schema.NullOr(Schema.String),
-        deliveredAt: Schema.DateTimeUtcFromDate
-      }),
-      Result: Schema.Struct({ attempt: Schema.Number }),
-      execute: (row) =>
-        sql`WITH delivered AS (
-              UPDATE events SET status = 'delivered', attempts = attempts + 1, last_status_code = ${row.statusCode},
-                  last_error = NULL, next_attempt_at = NULL, delivered_at = ${row.deliveredAt}
-              WHERE id = ${row.id} AND generation = ${row.generation}
-              RETURNING id, attempts)
+        deliveredAt: Schema.DateTimeUtc
+      })),
+      Result: Schema.Struct({ eventId: EventId, attempt: Schema.Number }),
+      execute: (rows) =>
+        sql`WITH attempt AS (
+              SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS a(
+                id uuid, generation integer, "startedAt" timestamptz, "latencyMs" integer, "statusCode" integer,
+                "responseSnippet" text, "deliveredAt" timestamptz)),
+            locked AS (
+              SELECT e.id FROM events e JOIN attempt a ON a.id = e.id AND a.generation = e.generation
+              ORDER BY e.created_at DESC, e.id
+              FOR UPDATE OF e),
+            delivered AS (
+              UPDATE events e SET status = 'delivered', attempts = e.attempts + 1, last_status_code = a."statusCode",
+                  last_error = NULL, next_attempt_at = NULL, delivered_at = a."deliveredAt"
+              FROM attempt a
+              WHERE e.id = a.id AND e.generation = a.generation AND e.id IN (SELECT id FROM locked)
+              RETURNING e.id, e.attempts)
             INSERT INTO delivery_attempts (event_id, attempt, started_at, latency_ms, status_code, error,
                                            response_snippet, next_retry_at)
-            SELECT id, attempts, ${row.startedAt}, ${row.latencyMs}, ${row.statusCode}, NULL, ${row.responseSnippet}, NULL
-            FROM delivered
-            RETURNING attempt`
+            SELECT d.id, d.attempts, a."startedAt", a."latencyMs", a."statusCode", NULL, a."responseSnippet", NULL
+            FROM delivered d JOIN attempt a ON a.id = d.id
+            RETURNING event_id, attempt`
     })
 
     /** Queues the event again: pending now, in a new retry window, a new generation. */
@@ -138,7 +148,7 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
 
     return {
       insert,
-      findById,
+      findByIds,
       lock,
       findInIntegration,
       list,

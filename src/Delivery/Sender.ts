@@ -10,18 +10,20 @@
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as SqlClient from "@effect/sql/SqlClient"
+import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import * as AppConfig from "../Config.js"
 import type { Delivery } from "../Domain/Delivery.js"
-import type { EventId } from "../Domain/Ids.js"
+import type { EventId, IntegrationId } from "../Domain/Ids.js"
 import { headerProblems } from "../Domain/HttpHeaders.js"
 import { webhookHeaderRules } from "../Domain/Integration.js"
-import { IntegrationsRepo } from "../Integrations/Repo.js"
+import { type DeliveryTarget, IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
 import { deliveryAttemptDuration, deliveryAttempts, deliveryDead, deliveryLatency } from "../Observability/Metrics.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
@@ -136,10 +138,12 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         )
       )
 
-    /** Everything up to the POST; a failure here is the attempt's failure, not the job's. */
-    const attempt = (event: Delivery) =>
+    /**
+     * Everything up to the POST, with the event's integration as loaded for its batch (none: deleted); a
+     * failure here is the attempt's failure, not the job's.
+     */
+    const attempt = (event: Delivery, target: Option.Option<DeliveryTarget>) =>
       Effect.gen(function*() {
-        const target = yield* integrations.findForDelivery(event.integrationId).pipe(Effect.orDie)
         if (Option.isNone(target)) return { error: "Integration deleted", final: true } as const
         const settings = target.value.integration.settings
         if (!settings.webhookEnabled) {
@@ -201,31 +205,25 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         ...(result.error !== null ? { error: result.error } : {})
       })
 
-    /**
-     * A 2xx (`statusCode`): the event delivered and the attempt recorded in one statement
-     * (`recordDelivered`) if the event is still of `generation`, then its log record and end-to-end
-     * latency. False when a replay moved the event on (or it is gone).
-     */
-    const markDelivered = (event: Delivery, generation: number, statusCode: number, result: AttemptResult) =>
+    /** The attempt's row for `recordDelivered`: a 2xx (`statusCode`) for the event of `generation`. */
+    const deliveredRow = (event: Delivery, generation: number, statusCode: number, result: AttemptResult, now: DateTime.Utc) => ({
+      id: event.id,
+      generation,
+      startedAt: result.startedAt,
+      latencyMs: result.latencyMs,
+      statusCode,
+      responseSnippet: result.snippet,
+      deliveredAt: now
+    })
+
+    /** A delivery recorded as attempt `number`: its log record and end-to-end latency. */
+    const delivered = (event: Delivery, number: number, result: AttemptResult, now: DateTime.Utc) =>
       Effect.gen(function*() {
-        const now = yield* DateTime.now
-        const recorded = yield* repo.recordDelivered({
-          id: event.id,
-          generation,
-          startedAt: result.startedAt,
-          latencyMs: result.latencyMs,
-          statusCode,
-          responseSnippet: result.snippet,
-          deliveredAt: now
-        }).pipe(Effect.orDie)
-        if (Option.isNone(recorded)) return false
-        const number = recorded.value.attempt
         // At `info` when it ends earlier failures (each one a `warn`): the recovery is news too.
         yield* (number > 1 ? Effect.logInfo : Effect.logDebug)("Delivered").pipe(log(event, number, result))
         if (event.originAt !== null) {
           yield* Metric.update(deliveryLatency, (now.epochMillis - event.originAt.epochMillis) / 1000)
         }
-        return true
       })
 
     /** Records the attempt and moves the event on, under the event's row lock (replays take it too). */
@@ -279,7 +277,8 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         }
         if (result.error === null && result.statusCode !== null) {
           // `deliver` tried this without the lock first; here only if the event row went away since.
-          yield* markDelivered(event, event.generation, result.statusCode, result)
+          const recorded = yield* repo.recordDelivered([deliveredRow(event, event.generation, result.statusCode, result, now)])
+          for (const { attempt } of recorded) yield* delivered(event, attempt, result, now)
           return done
         }
         if (result.statusCode === 410) {
@@ -311,38 +310,96 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         return { outcome: Outcome.Retry({ delay: next.delay, error }), nextRetryAt: Option.some(nextRetryAt) }
       }).pipe(sql.withTransaction, Effect.orDie)
 
-    const deliver = Effect.fn("Delivery.attempt")(function*(eventId: EventId) {
-      const found = yield* repo.findById(eventId).pipe(Effect.orDie)
-      if (Option.isNone(found)) return Outcome.Dead({ error: `Event ${eventId} not found` })
-      const event = found.value
-      // Settled since this job was queued; a replay sets it pending again.
-      if (event.status === "delivered" || event.status === "dead") return Outcome.Done()
-      yield* Effect.annotateCurrentSpan({
-        "event.id": event.id,
-        "event.kind": event.event,
-        "delivery.attempt": event.attempts + 1,
-        "integration.id": event.integrationId,
-        "workspace.id": event.workspaceId
+    /** One event's attempt, under its own span; its metrics and span attributes. */
+    const attemptOne = (event: Delivery, target: Option.Option<DeliveryTarget>) =>
+      Effect.gen(function*() {
+        yield* Effect.annotateCurrentSpan({
+          "event.id": event.id,
+          "event.kind": event.event,
+          "delivery.attempt": event.attempts + 1,
+          "integration.id": event.integrationId,
+          "workspace.id": event.workspaceId
+        })
+        const result = yield* attempt(event, target)
+        const outcome = result.error === null ? "delivered" : result.statusCode === 410 ? "gone" : "failed"
+        yield* Metric.increment(Metric.tagged(Metric.tagged(deliveryAttempts, "event", event.event), "outcome", outcome))
+        yield* Metric.update(deliveryAttemptDuration, result.latencyMs / 1000)
+        yield* Effect.annotateCurrentSpan({
+          "http.response.status_code": result.statusCode ?? 0,
+          ...(result.error !== null ? { "error.type": result.error.slice(0, 200) } : {})
+        })
+        return result
       })
-      const result = yield* attempt(event)
-      const outcome = result.error === null ? "delivered" : result.statusCode === 410 ? "gone" : "failed"
-      yield* Metric.increment(Metric.tagged(Metric.tagged(deliveryAttempts, "event", event.event), "outcome", outcome))
-      yield* Metric.update(deliveryAttemptDuration, result.latencyMs / 1000)
-      yield* Effect.annotateCurrentSpan({
-        "http.response.status_code": result.statusCode ?? 0,
-        ...(result.error !== null ? { "error.type": result.error.slice(0, 200) } : {})
-      })
-      // The common case, a 2xx for an event no replay touched since it was loaded: one statement, no lock.
-      if (result.error === null && result.statusCode !== null) {
-        if (yield* markDelivered(event, event.generation, result.statusCode, result)) return Outcome.Done()
-      }
-      const { nextRetryAt, outcome: settled } = yield* settle(event, result)
-      if (Option.isSome(nextRetryAt)) {
-        yield* Effect.annotateCurrentSpan({ "delivery.next_retry_at": DateTime.formatIso(nextRetryAt.value) })
-      }
-      return settled
-    })
 
-    return { deliver } as const
+    /** After an attempt that was not recorded as delivered with its batch: settled under the event's lock. */
+    const settled = (event: Delivery, result: AttemptResult) =>
+      Effect.gen(function*() {
+        const { nextRetryAt, outcome } = yield* settle(event, result)
+        if (Option.isSome(nextRetryAt)) {
+          yield* Effect.annotateCurrentSpan({ "delivery.next_retry_at": DateTime.formatIso(nextRetryAt.value) })
+        }
+        return outcome
+      })
+
+    /**
+     * One attempt at each event (the jobs of one claim for one integration), a statement for all of them
+     * at each step: the events, their integrations, and the common case — a 2xx for an event no replay
+     * touched since it was loaded — recorded without a lock. Each event's own work (its POST, its
+     * settlement when it is not that case) runs concurrently, under a `Delivery.attempt` span that is a
+     * child of `span` (its job's). Each event's outcome, in the items' order.
+     */
+    const deliverMany = (items: ReadonlyArray<{ readonly eventId: EventId; readonly span?: Tracer.AnySpan }>) =>
+      Effect.gen(function*() {
+        const events = new Map((yield* repo.findByIds(items.map((item) => item.eventId))).map((event) => [event.id, event]))
+        const live = [...events.values()].filter((event) => event.status !== "delivered" && event.status !== "dead")
+        const integrationIds = [...new Set(live.map((event) => event.integrationId))]
+        const targets = integrationIds.length === 0
+          ? new Map<IntegrationId, DeliveryTarget>()
+          : yield* integrations.findForDelivery(integrationIds)
+        // Each event's span covers its attempt and its settlement, as a child of its job's.
+        const spans = yield* Effect.forEach(items, ({ span }) =>
+          Effect.makeSpanScoped("Delivery.attempt", span === undefined ? {} : { parent: span }))
+        const attempted = yield* Effect.forEach(Arr.zip(items, spans), ([{ eventId }, span]): Effect.Effect<
+          Outcome | { readonly event: Delivery; readonly result: AttemptResult; readonly span: Tracer.Span }
+        > => {
+          const event = events.get(eventId)
+          if (event === undefined) return Effect.succeed(Outcome.Dead({ error: `Event ${eventId} not found` }))
+          // Settled since this job was queued; a replay sets it pending again.
+          if (event.status === "delivered" || event.status === "dead") return Effect.succeed(Outcome.Done())
+          return attemptOne(event, Option.fromNullable(targets.get(event.integrationId))).pipe(
+            Effect.map((result) => ({ event, result, span })),
+            Effect.withParentSpan(span)
+          )
+        }, { concurrency: "unbounded" })
+        const now = yield* DateTime.now
+        const rows = attempted.flatMap((item) =>
+          "event" in item && item.result.error === null && item.result.statusCode !== null
+            ? [deliveredRow(item.event, item.event.generation, item.result.statusCode, item.result, now)]
+            : []
+        )
+        const recorded = new Map(
+          (rows.length === 0 ? [] : yield* repo.recordDelivered(rows)).map((row) => [row.eventId, row.attempt])
+        )
+        return yield* Effect.forEach(attempted, (item): Effect.Effect<Outcome> => {
+          if (!("event" in item)) return Effect.succeed(item)
+          const { event, result, span } = item
+          const number = recorded.get(event.id)
+          return (number === undefined
+            ? settled(event, result)
+            : Effect.as(delivered(event, number, result, now), Outcome.Done())).pipe(
+              Effect.withParentSpan(span)
+            )
+        }, { concurrency: "unbounded" })
+      }).pipe(Effect.scoped, Effect.orDie)
+
+    /** One event's attempt (a batch of one). */
+    const deliver = (eventId: EventId) =>
+      Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+        Effect.map(
+          deliverMany([{ eventId, ...(Option.isSome(span) ? { span: span.value } : {}) }]),
+          (outcomes) => outcomes[0] ?? Outcome.Dead({ error: `Event ${eventId} not found` })
+        ))
+
+    return { deliver, deliverMany } as const
   })
 }) {}

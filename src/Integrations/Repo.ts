@@ -22,6 +22,12 @@ import { Workspace } from "../Domain/Workspace.js"
 /** The workspace's webhook secrets as stored, read with the integration (see `findForDelivery`). */
 const SealedWorkspaceSecrets = Workspace.pipe(Schema.pick("webhookSecret", "previousWebhookSecret", "previousSecretExpiresAt"))
 
+/** What a delivery attempt needs of its integration: the integration (opened), its workspace's secrets (sealed). */
+export interface DeliveryTarget {
+  readonly integration: Integration
+  readonly secrets: typeof SealedWorkspaceSecrets.Type
+}
+
 export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley/IntegrationsRepo", {
   dependencies: [Crypto.Default],
   effect: Effect.gen(function*() {
@@ -89,20 +95,22 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
     const findById = (id: IntegrationId) => findByIdSealed(id).pipe(openedOption)
 
     /**
-     * What a delivery attempt reads, in one query: the integration (opened) and its workspace's webhook
-     * secrets as stored (sealed; `Workspaces.openWebhookSecrets` opens them).
+     * What delivery attempts read, in one query for all of them: each integration (opened) with its
+     * workspace's webhook secrets as stored (sealed; `Workspaces.openWebhookSecrets` opens them), by id.
      */
-    const findForDelivery = (id: IntegrationId) =>
+    const findForDelivery = (ids: ReadonlyArray<IntegrationId>) =>
       // The workspace's three columns keep their names: no column of `integrations` shares them.
       sql`SELECT i.*, w.webhook_secret, w.previous_webhook_secret, w.previous_secret_expires_at
           FROM integrations i JOIN workspaces w ON w.id = i.workspace_id
-          WHERE i.id = ${id}`.pipe(
+          WHERE i.id IN ${sql.in(ids)}`.pipe(
         Effect.flatMap((rows) =>
-          rows.length === 0 ? Effect.succeedNone : Effect.all({
-            integration: Schema.decodeUnknown(Integration)(rows[0]).pipe(Effect.flatMap(opened)),
-            secrets: Schema.decodeUnknown(SealedWorkspaceSecrets)(rows[0])
-          }).pipe(Effect.asSome)
-        )
+          Effect.forEach(rows, (row) =>
+            Effect.all({
+              integration: Schema.decodeUnknown(Integration)(row).pipe(Effect.flatMap(opened)),
+              secrets: Schema.decodeUnknown(SealedWorkspaceSecrets)(row)
+            }))
+        ),
+        Effect.map((targets) => new Map<IntegrationId, DeliveryTarget>(targets.map((target) => [target.integration.integrationId, target])))
       )
 
     /** The integration, locked for the rest of the transaction: settings updates are read-modify-write. */

@@ -17,8 +17,10 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as Tracer from "effect/Tracer"
 import { ConversationId, JobId } from "../Domain/Ids.js"
 
 export interface Definition<A, I> {
@@ -70,16 +72,39 @@ export const Claimed = Schema.Struct({
   payload: Schema.Unknown,
   attempts: Schema.Number,
   traceContext: Schema.NullOr(Schema.Struct({ traceparent: Schema.String })),
-  conversationId: Schema.NullOr(ConversationId)
+  conversationId: Schema.NullOr(ConversationId),
+  /** Whose work it is (a workspace, an integration): the lane's share, and what a batch keeps together. */
+  groupKey: Schema.NullOr(Schema.String)
 })
 export type Claimed = typeof Claimed.Type
+
+/** A claimed job in a batch, with its own span (its request's trace): its part of the work runs under it. */
+export interface BatchItem {
+  readonly job: Claimed
+  readonly span: Tracer.Span
+}
 
 export interface Handler {
   readonly name: string
   readonly retries: "bounded" | "handler"
-  /** Failures and defects are the worker's to retry (see `Definition.retries`). */
-  readonly run: (job: Claimed) => Effect.Effect<Outcome, unknown>
+  /**
+   * One job at a time, each in a fiber of its own; or (`batch`) the jobs of one claim and one group
+   * together, so that each step is one statement for all of them. Failures and defects are the
+   * worker's to retry (see `Definition.retries`).
+   */
+  readonly run:
+    | { readonly _tag: "single"; readonly run: (job: Claimed) => Effect.Effect<Outcome, unknown> }
+    | {
+      readonly _tag: "batch"
+      /** Each job's outcome, in the items' order. */
+      readonly run: (items: ReadonlyArray<BatchItem>) => Effect.Effect<ReadonlyArray<Outcome>, unknown>
+    }
 }
+
+const undecodable = (issue: ParseResult.ParseIssue) =>
+  Outcome.Dead({
+    error: `Payload does not decode: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`.slice(0, 1000)
+  })
 
 /** Runs `run` with the decoded payload; a payload that does not decode is dead at once. */
 export const handle = <A, I, E>(
@@ -90,16 +115,49 @@ export const handle = <A, I, E>(
   return {
     name: definition.name,
     retries: definition.retries,
-    run: (job) =>
-      decode(job.payload).pipe(
-        Effect.matchEffect({
-          onFailure: (issue) =>
-            Effect.succeed(Outcome.Dead({
-              error: `Payload does not decode: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`.slice(0, 1000)
-            })),
-          onSuccess: (payload) => run(payload, job)
+    run: {
+      _tag: "single",
+      run: (job) =>
+        decode(job.payload).pipe(
+          Effect.matchEffect({
+            onFailure: (issue) => Effect.succeed(undecodable(issue)),
+            onSuccess: (payload) => run(payload, job)
+          })
+        )
+    }
+  }
+}
+
+/**
+ * Runs `run` once for the claimed jobs of one group, with their decoded payloads (each with its job's
+ * span); a payload that does not decode is dead at once. For kinds whose jobs are short and alike (a
+ * webhook POST): their slots free together, and the next claim takes them together again.
+ */
+export const handleBatch = <A, I, E>(
+  definition: Definition<A, I>,
+  run: (
+    items: ReadonlyArray<{ readonly payload: A; readonly span: Tracer.Span }>
+  ) => Effect.Effect<ReadonlyArray<Outcome>, E>
+): Handler => {
+  const decode = ParseResult.decodeUnknownEither(definition.payload, { errors: "all" })
+  return {
+    name: definition.name,
+    retries: definition.retries,
+    run: {
+      _tag: "batch",
+      run: (items) =>
+        Effect.gen(function*() {
+          const decoded = items.map((item) => ({ item, payload: decode(item.job.payload) }))
+          const runnable = decoded.flatMap(({ item, payload }) =>
+            Either.isRight(payload) ? [{ payload: payload.right, span: item.span }] : []
+          )
+          const outcomes = runnable.length === 0 ? [] : yield* run(runnable)
+          let next = 0
+          return decoded.map(({ payload }) =>
+            Either.isLeft(payload) ? undecodable(payload.left) : outcomes[next++] ?? Outcome.Dead({ error: "No outcome" })
+          )
         })
-      )
+    }
   }
 }
 

@@ -51,7 +51,14 @@ const currentTraceContext = Effect.currentSpan.pipe(
 
 const seconds = (duration: Duration.DurationInput) => Duration.toMillis(duration) / 1000
 
-const claimedColumns = "id, kind, payload, attempts, trace_context, conversation_id"
+const claimedColumns = "id, kind, payload, attempts, trace_context, conversation_id, group_key"
+
+/** How one run of a job ended, as the instance that ran it reports it. */
+interface Settlement {
+  readonly instance: string
+  readonly job: Claimed
+  readonly outcome: Outcome
+}
 
 interface EnqueueOptions {
   /** The conversation the job belongs to: for ordered kinds, the order it keeps. */
@@ -173,13 +180,13 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       return yield* Effect.gen(function*() {
         const running = yield* sql<{ readonly key: string }>`
           UPDATE jobs SET rerun = true, updated_at = now()
-          WHERE kind = ${definition.name} AND status = 'running'
-            AND key IN (SELECT jsonb_array_elements_text(${keys}::jsonb))
+          WHERE id IN (
+            SELECT id FROM jobs
+            WHERE kind = ${definition.name} AND status = 'running'
+              AND key IN (SELECT jsonb_array_elements_text(${keys}::jsonb))
+            ORDER BY id FOR UPDATE)
+            AND status = 'running'
           RETURNING key`
-        yield* sql`
-          UPDATE jobs SET status = 'done', last_error = 'superseded', finished_at = now(), updated_at = now()
-          WHERE kind = ${definition.name} AND status = 'pending'
-            AND key IN (SELECT jsonb_array_elements_text(${keys}::jsonb))`
         const rerun = new Set(running.map((row) => row.key))
         const fresh = rows.filter((row) => !rerun.has(row.key))
         // Every conversation touched: a superseded job may have been the one the others waited for.
@@ -193,6 +200,13 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
             SELECT pg_advisory_xact_lock(hashtextextended(c, 0))
             FROM (SELECT jsonb_array_elements_text(${conversationList}::jsonb) AS c ORDER BY 1) locks`
         }
+        // After the conversations' locks: a job ending takes its running row, then its conversation's lock,
+        // then the pending row it releases (`parley_unblock_next`); taking them in that order too, a
+        // replay never waits for it in a cycle.
+        yield* sql`
+          UPDATE jobs SET status = 'done', last_error = 'superseded', finished_at = now(), updated_at = now()
+          WHERE kind = ${definition.name} AND status = 'pending'
+            AND key IN (SELECT jsonb_array_elements_text(${keys}::jsonb))`
         const inserted = fresh.length === 0 ? [] : yield* sql<{ readonly id: JobId }>`
           INSERT INTO jobs (kind, payload, conversation_id, ordered, key, group_key, run_at, trace_context)
           SELECT ${definition.name}, item->'payload', (item->>'conversationId')::uuid,
@@ -333,7 +347,9 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     /** Jobs whose lease expired (their instance died or stalled) become pending again. */
     const reap = sql<{ readonly id: JobId }>`
       UPDATE jobs SET status = 'pending', locked_by = NULL, locked_until = NULL, updated_at = now()
-      WHERE status = 'running' AND locked_until < now()
+      WHERE id IN (
+        SELECT id FROM jobs WHERE status = 'running' AND locked_until < now() ORDER BY id FOR UPDATE SKIP LOCKED)
+        AND status = 'running' AND locked_until < now()
       RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie, Effect.uninterruptible)
 
     /** Milliseconds until the next pending job of `kinds` is due, if one is scheduled in the future. */
@@ -350,31 +366,38 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     const heartbeat = (instance: string) =>
       sql<{ readonly id: JobId }>`
         UPDATE jobs SET locked_until = now() + make_interval(secs => ${seconds(lease)})
-        WHERE locked_by = ${instance} AND status = 'running' RETURNING id`.pipe(
+        WHERE id IN (
+          SELECT id FROM jobs WHERE locked_by = ${instance} AND status = 'running' ORDER BY id FOR UPDATE)
+          AND locked_by = ${instance} AND status = 'running'
+        RETURNING id`.pipe(
         Effect.map((rows) => new Set(rows.map((row) => row.id))),
         Effect.orDie,
         Effect.uninterruptible
       )
 
+    /** A job that ends (done or dead) lets the next one of its conversation run, if it waits for it. */
+    const ending = (update: Statement.Fragment) =>
+      sql`WITH settled AS (${update} RETURNING id, status, ordered, conversation_id, kind)
+          SELECT parley_unblock_next(conversation_id, kind, id) FROM settled
+          WHERE ordered AND status IN ('done', 'dead')
+          -- The conversations' locks in one order (evaluated after the sort: the function is volatile).
+          ORDER BY conversation_id`
+
+    /** A done job: due again at once if a rerun was asked for meanwhile (`runNow`), else finished. */
+    const doneColumns = sql`status = CASE WHEN rerun THEN 'pending' ELSE 'done' END,
+      finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
+      locked_until = NULL, locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()`
+
     /**
      * Records how a run ended. A rerun asked for meanwhile (`runNow`) makes the job due again at once,
      * whatever the outcome. A finished job keeps `locked_by`: which instance ran it.
      */
-    const settle = (job: Claimed, instance: string, outcome: Outcome) => {
+    const settleOne = ({ instance, job, outcome }: Settlement) => {
       // The claim's attempt number too: a run this instance abandoned (lease lost) must not settle the
       // claim it made again of the same job.
       const guard = sql`id = ${job.id} AND locked_by = ${instance} AND status = 'running' AND attempts = ${job.attempts}`
-      /** A job that ends (done or dead) lets the next one of its conversation run, if it waits for it. */
-      const ending = (update: Statement.Fragment) =>
-        sql`WITH settled AS (${update} RETURNING id, status, ordered, conversation_id, kind)
-            SELECT parley_unblock_next(conversation_id, kind, id) FROM settled
-            WHERE ordered AND status IN ('done', 'dead')`
       const statement = Outcome.$match(outcome, {
-        Done: () =>
-          ending(sql`UPDATE jobs SET status = CASE WHEN rerun THEN 'pending' ELSE 'done' END,
-                  finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
-                  locked_until = NULL, locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()
-              WHERE ${guard}`),
+        Done: () => ending(sql`UPDATE jobs SET ${doneColumns} WHERE ${guard}`),
         Retry: ({ delay, error }) =>
           sql`UPDATE jobs SET status = 'pending',
                   run_at = CASE WHEN rerun THEN now() ELSE now() + make_interval(secs => ${seconds(delay)}) END,
@@ -387,7 +410,38 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
                   locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()
               WHERE ${guard}`)
       })
-      return statement.pipe(Effect.asVoid, Effect.orDie, Effect.uninterruptible)
+      return statement.pipe(Effect.asVoid, Effect.orDie)
+    }
+
+    /**
+     * Done jobs in one statement. Their rows are locked in id order, as every statement that locks
+     * several running jobs does, so two such statements never wait for each other in a cycle.
+     */
+    const settleDone = (settlements: ReadonlyArray<Settlement>) => {
+      const rows = JSON.stringify(settlements.map(({ instance, job }) => ({ id: job.id, attempts: job.attempts, instance })))
+      return ending(sql`UPDATE jobs SET ${doneColumns}
+          WHERE id IN (
+            SELECT j.id FROM jobs j
+            JOIN jsonb_to_recordset(${rows}::jsonb) AS s(id uuid, attempts int, instance text) ON s.id = j.id
+            WHERE j.locked_by = s.instance AND j.status = 'running' AND j.attempts = s.attempts
+            ORDER BY j.id
+            FOR UPDATE OF j)
+            AND status = 'running'`).pipe(Effect.asVoid, Effect.orDie)
+    }
+
+    /** Records how one run ended (see `settleOne`). */
+    const settle = (job: Claimed, instance: string, outcome: Outcome): Effect.Effect<void> =>
+      settleOne({ instance, job, outcome }).pipe(Effect.uninterruptible)
+
+    /** Records how the runs of a batch ended: the done ones (most) in one statement, the others one by one. */
+    const settleMany = (instance: string, ended: ReadonlyArray<{ readonly job: Claimed; readonly outcome: Outcome }>) => {
+      const settlements = ended.map(({ job, outcome }) => ({ instance, job, outcome }))
+      const done = settlements.filter(({ outcome }) => outcome._tag === "Done")
+      const others = settlements.filter(({ outcome }) => outcome._tag !== "Done")
+      return Effect.zipRight(
+        done.length > 1 ? settleDone(done) : Effect.forEach(done, settleOne, { discard: true }),
+        Effect.forEach(others, settleOne, { discard: true })
+      ).pipe(Effect.uninterruptible)
     }
 
     /** Gives a job back untouched (shutdown): due again at once, its attempt not counted. */
@@ -429,6 +483,20 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     /** This process's notifications on the embedded database (`LISTEN` serves PostgreSQL). */
     const signals: Stream.Stream<string> = Stream.fromPubSub(local)
 
-    return { signals, enqueue, runNow, replaceMany, claim, reap, nextDue, heartbeat, settle, release, purge, depth } as const
+    return {
+      signals,
+      enqueue,
+      runNow,
+      replaceMany,
+      claim,
+      reap,
+      nextDue,
+      heartbeat,
+      settle,
+      settleMany,
+      release,
+      purge,
+      depth
+    } as const
   })
 }) {}

@@ -10,12 +10,13 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as crypto from "node:crypto"
 import { Events } from "../../src/Delivery/Events.js"
 import { DeliveriesRepo } from "../../src/Delivery/Repo.js"
 import { Sender } from "../../src/Delivery/Sender.js"
 import { verifyWebhook } from "../../src/Delivery/Signature.js"
 import { WebhookClient } from "../../src/Delivery/WebhookClient.js"
-import type { EventId } from "../../src/Domain/Ids.js"
+import { EventId } from "../../src/Domain/Ids.js"
 import { defaultFeatures } from "../../src/Domain/Integration.js"
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
 import { Outcome } from "../../src/Jobs/Job.js"
@@ -96,7 +97,10 @@ const anEvent = (options: { readonly ageMinutes?: number } = {}) =>
   }).pipe(Effect.orDie)
 
 const eventOf = (id: EventId) =>
-  Effect.flatMap(DeliveriesRepo, (repo) => repo.findById(id)).pipe(Effect.map(Option.getOrThrow), Effect.orDie)
+  Effect.flatMap(DeliveriesRepo, (repo) => repo.findByIds([id])).pipe(
+    Effect.flatMap((events) => Effect.fromNullable(events[0])),
+    Effect.orDie
+  )
 
 const attemptsOf = (id: EventId) => Effect.flatMap(DeliveriesRepo, (repo) => repo.attempts(id)).pipe(Effect.orDie)
 
@@ -199,6 +203,24 @@ describe("Sender", () => {
         expect(yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))).toEqual(Outcome.Done())
         expect(yield* eventOf(id)).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: 200 })
         expect(yield* attemptsOf(id)).toHaveLength(1)
+      }))
+
+    it.effect("several events at once: each settled on its own (2xx delivered, 5xx retried, a settled one not sent, a missing one dead)", () =>
+      Effect.gen(function*() {
+        const failing = yield* anEvent()
+        yield* reset((request) => new Response(null, { status: request.headers["webhook-id"] === failing.id ? 503 : 200 }))
+        const delivered = yield* anEvent()
+        const settled = yield* anEvent()
+        yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE events SET status = 'delivered' WHERE id = ${settled.id}`)
+        const missing = EventId.make(crypto.randomUUID())
+        const outcomes = yield* Effect.flatMap(Sender, (sender) =>
+          sender.deliverMany([delivered.id, failing.id, settled.id, missing].map((eventId) => ({ eventId }))))
+        expect(outcomes.map((outcome) => outcome._tag)).toEqual(["Done", "Retry", "Done", "Dead"])
+        expect(yield* eventOf(delivered.id)).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200 })
+        expect(yield* eventOf(failing.id)).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: 503 })
+        expect((yield* attemptsOf(delivered.id)).map((a) => a.attempt)).toEqual([1])
+        expect((yield* attemptsOf(failing.id)).map((a) => a.statusCode)).toEqual([503])
+        expect(receiver.sent.map((request) => request.headers["webhook-id"]).sort()).toEqual([delivered.id, failing.id].sort())
       }))
 
     it.effect("a settled event is not sent again", () =>

@@ -27,19 +27,40 @@ const Slow = Job.define("slow", { payload: Schema.Struct({}) })
 const Boom = Job.define("boom", { payload: Schema.Struct({}) })
 const Unknown = Job.define("no-such-kind", { payload: Schema.Struct({}) })
 const Ordered = Job.define("ordered", { payload: Schema.Struct({ n: Schema.Number }), orderedBy: "conversation" })
+const Batched = Job.define("batched", { payload: Schema.Struct({ n: Schema.Number }) })
+
+/**
+ * What the batch handler was given, one entry per call: each item's `n` and the job id on its span.
+ * `n` ending in 2 is retried, in 3 dead, 99 fails the whole batch; the others are done.
+ */
+const batches: Array<ReadonlyArray<{ readonly n: number; readonly spanJob: unknown }>> = []
 
 const TestHandlers = Layer.succeed(
   Job.Handlers,
   Job.handlers([
     Job.handle(Quick, () => Effect.as(Effect.sleep("100 millis"), Job.Outcome.Done())),
     Job.handle(Slow, () => Effect.as(Effect.sleep("30 seconds"), Job.Outcome.Done())),
-    Job.handle(Boom, () => Effect.dieMessage("handler exploded"))
+    Job.handle(Boom, () => Effect.dieMessage("handler exploded")),
+    Job.handleBatch(Batched, (items) =>
+      Effect.gen(function*() {
+        batches.push(items.map(({ payload, span }) => ({ n: payload.n, spanJob: span.attributes.get("job.id") })))
+        if (items.some(({ payload }) => payload.n === 99)) return yield* Effect.dieMessage("batch exploded")
+        return items.map(({ payload }) =>
+          payload.n % 10 === 2
+            ? Job.Outcome.Retry({ delay: "1 hour", error: "try later" })
+            : payload.n % 10 === 3
+            ? Job.Outcome.Dead({ error: "no use" })
+            : Job.Outcome.Done()
+        )
+      }))
   ])
 )
 
 /** One lane for the test kinds: two at a time, two per group. */
 const lane: Job.Lane = { name: "test", kinds: ["quick", "slow", "boom", "no-such-kind", "ordered"], concurrency: 2, perGroup: 2 }
-const TestLanes = Layer.succeed(Job.Lanes, [lane])
+/** The batch kind's lane: eight at a time, three per group. */
+const batchLane: Job.Lane = { name: "batch", kinds: ["batched"], concurrency: 8, perGroup: 3 }
+const TestLanes = Layer.succeed(Job.Lanes, [lane, batchLane])
 
 const jobStatus = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -170,6 +191,45 @@ describe("worker pool", () => {
         expect(claimed).toHaveLength(ids.length)
         expect(new Set(claimed).size).toBe(ids.length)
       }), 60_000)
+
+    it.scoped("a batch kind: a claim's jobs of one group run together, each settled on its own outcome, under its own span", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE jobs SET status = 'done' WHERE status IN ('pending', 'running')`
+        batches.length = 0
+        // Queued before the pool starts: its first claim takes them all, within each group's share.
+        const a = yield* Effect.forEach([1, 2, 3, 4], (n) => queue.enqueue(Batched, { n }, { group: "a" }))
+        const b = yield* Effect.forEach([11, 15], (n) => queue.enqueue(Batched, { n }, { group: "b" }))
+        const bad = yield* queue.enqueue(Batched, { n: 21 }, { group: "b" })
+        yield* sql`UPDATE jobs SET payload = '{"n":"twenty-one"}'::jsonb WHERE id = ${bad}`
+        yield* startPool
+        yield* eventually(jobStatus(a[3]!), (j) => j.status === "done")
+        const statuses = yield* Effect.forEach([...a, ...b, bad], (id) => Effect.map(jobStatus(id), (j) => j.status))
+        expect(statuses).toEqual(["done", "pending", "dead", "done", "done", "done", "dead"])
+        expect((yield* jobStatus(a[1]!)).lastError).toBe("try later")
+        expect((yield* jobStatus(bad)).lastError).toContain("Payload does not decode")
+        // Group a's share of three, then its fourth; group b's two that decode, in one call.
+        const ns = batches.map((batch) => batch.map((item) => item.n).sort((x, y) => x - y))
+        expect(ns).toContainEqual([1, 2, 3])
+        expect(ns).toContainEqual([11, 15])
+        expect(ns).toContainEqual([4])
+        // Each item ran under its own job's span.
+        const spans = new Map(batches.flat().map((item) => [item.n, item.spanJob]))
+        expect([1, 2, 3, 4, 11, 15].map((n) => spans.get(n))).toEqual([...a, ...b])
+      }))
+
+    it.scoped("a batch that fails fails each of its jobs: each is retried on its own", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE jobs SET status = 'done' WHERE status IN ('pending', 'running')`
+        const jobs = yield* Effect.forEach([99, 5], (n) => queue.enqueue(Batched, { n }, { group: "c" }))
+        yield* startPool
+        const failed = yield* Effect.forEach(jobs, (id) =>
+          eventually(jobStatus(id), (j) => j.status === "pending" && j.attempts === 1))
+        for (const job of failed) expect(job.lastError).toContain("batch exploded")
+      }))
 
     it.effect("a claim gives each group at most its share, oldest first, and takes the other groups' jobs", () =>
       Effect.gen(function*() {
