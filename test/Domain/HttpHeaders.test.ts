@@ -2,7 +2,6 @@
  * The custom-header rules, checked against the real thing: whatever the schema accepts is sent by
  * Parley's webhook client (undici) and arrives at a Node receiver exactly as saved.
  */
-import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -95,13 +94,13 @@ describe("webhook header rules", () => {
               return
             }
             accepted++
-            const echoed = await HttpClientRequest.post(`http://127.0.0.1:${port}/`).pipe(
-              HttpClientRequest.setHeaders(decoded.right),
-              HttpClientRequest.bodyText("{}", "application/json"),
-              client.execute,
-              Effect.flatMap((response) => response.json),
-              Effect.flatMap(Schema.decodeUnknown(Echoed)),
-              Effect.scoped,
+            const echoed = await client.post({
+              url: `http://127.0.0.1:${port}/`,
+              headers: decoded.right,
+              body: "{}",
+              keep: 1_000_000
+            }).pipe(
+              Effect.flatMap((answer) => Schema.decodeUnknown(Schema.parseJson(Echoed))(answer.body)),
               Effect.runPromise
             )
             for (const [name, value] of Object.entries(decoded.right)) {

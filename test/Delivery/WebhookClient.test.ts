@@ -1,0 +1,127 @@
+/**
+ * The webhook client against a real receiver (node:http on a loopback port): what it sends, how much
+ * of the answer it reads, redirects, interruption and transport failures.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as http from "node:http"
+import { WebhookClient, WebhookClientLive } from "../../src/Delivery/WebhookClient.js"
+
+/** What the receiver got, and whether each request's connection was closed before it answered. */
+const received: Array<{ readonly url: string; readonly headers: http.IncomingHttpHeaders; readonly body: string }> = []
+let abandoned = 0
+
+const answers: Record<string, (res: http.ServerResponse) => void> = {
+  "/small": (res) => res.writeHead(200, { "content-length": "605" }).end(`{"ok":${"1".repeat(598)}}`),
+  "/large": (res) => res.writeHead(200, { "content-length": "100000" }).end("y".repeat(100_000)),
+  "/endless": (res) => {
+    res.writeHead(200)
+    const more = () => {
+      while (res.write("x".repeat(100))) { /* until the socket's buffer is full */ }
+    }
+    res.on("drain", more)
+    more()
+  },
+  "/moved": (res) => res.writeHead(302, { location: "/small" }).end(),
+  "/busy": (res) => res.writeHead(503, { "retry-after": "120" }).end("busy"),
+  "/hang": () => {}
+}
+
+const receiver = Effect.acquireRelease(
+  Effect.async<http.Server>((resume) => {
+    const server = http.createServer((req, res) => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("end", () => {
+        received.push({ url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString() })
+        res.on("close", () => {
+          if (!res.writableFinished) abandoned++
+        })
+        answers[req.url ?? ""]?.(res)
+      })
+    })
+    server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+  }),
+  (server) =>
+    Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+)
+
+const baseOf = (server: http.Server) => {
+  const address = server.address()
+  return `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+}
+
+const development = WebhookClientLive.pipe(
+  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["PARLEY_MODE", "development"]]))))
+)
+
+const post = (base: string, path: string, options: { readonly keep?: number; readonly headers?: Record<string, string> } = {}) =>
+  Effect.flatMap(WebhookClient, (client) =>
+    client.post({ url: `${base}${path}`, headers: options.headers ?? {}, body: "{\"a\":1}", keep: options.keep ?? 500 }))
+
+describe("WebhookClient", () => {
+  layer(development, { excludeTestServices: true })((it) => {
+    it.scoped("posts the JSON body with its headers, and the current span as traceparent and b3", () =>
+      Effect.gen(function*() {
+        const server = yield* receiver
+        const base = baseOf(server)
+        received.length = 0
+        const answer = yield* post(base, "/small", { headers: { "X-Shop": "7", Traceparent: "custom" } }).pipe(
+          Effect.withSpan("test.span")
+        )
+        expect(answer.status).toBe(200)
+        const [request] = received
+        expect(request?.body).toBe("{\"a\":1}")
+        expect(request?.headers["content-type"]).toBe("application/json")
+        expect(request?.headers["x-shop"]).toBe("7")
+        // The span's, not the custom one, and sent once.
+        expect(request?.headers["traceparent"]).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/)
+        expect(request?.headers["b3"]).toMatch(/^[0-9a-f]{32}-[0-9a-f]{16}-1$/)
+      }))
+
+    it.scoped("keeps the answer's first characters: read whole when announced small, streamed otherwise, never to the end", () =>
+      Effect.gen(function*() {
+        const server = yield* receiver
+        const base = baseOf(server)
+        const small = yield* post(base, "/small")
+        expect(small.body).toBe(`{"ok":${"1".repeat(598)}}`.slice(0, 500))
+        expect((yield* post(base, "/large")).body).toBe("y".repeat(500))
+        expect((yield* post(base, "/endless", { keep: 1000 })).body).toBe("x".repeat(1000))
+        const busy = yield* post(base, "/busy")
+        expect(busy).toEqual({ status: 503, retryAfter: "120", body: "busy" })
+      }))
+
+    it.scoped("does not follow redirects", () =>
+      Effect.gen(function*() {
+        const server = yield* receiver
+        const base = baseOf(server)
+        received.length = 0
+        expect((yield* post(base, "/moved")).status).toBe(302)
+        expect(received.map((request) => request.url)).toEqual(["/moved"])
+      }))
+
+    it.scoped("an interrupted POST (a time-out) closes its connection", () =>
+      Effect.gen(function*() {
+        const server = yield* receiver
+        const base = baseOf(server)
+        abandoned = 0
+        const outcome = yield* post(base, "/hang").pipe(Effect.timeout("300 millis"), Effect.either)
+        expect(outcome._tag).toBe("Left")
+        yield* Effect.sleep("100 millis")
+        expect(abandoned).toBe(1)
+      }))
+
+    it.effect("a receiver that is not there is a transport error naming the URL, with the cause", () =>
+      Effect.gen(function*() {
+        const error = yield* post("http://127.0.0.1:1", "/nothing").pipe(Effect.flip)
+        expect(error._tag).toBe("WebhookTransportError")
+        expect(error.message).toBe("Transport error (POST http://127.0.0.1:1/nothing)")
+        expect(String(error.cause)).toMatch(/ECONNREFUSED|connect/)
+      }))
+  })
+})
