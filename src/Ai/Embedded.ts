@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as AppConfig from "../Config.js"
-import { aiRequests } from "../Observability/Metrics.js"
+import { aiRequestsOf } from "../Observability/Metrics.js"
 import * as Metric from "effect/Metric"
 import { AiReplies, type Generated, noUsage, type Reply, type ReplyRequest } from "./AiReplies.js"
 import { type Hit, Knowledge } from "./Knowledge.js"
@@ -95,7 +95,7 @@ export const makeEmbedded = Effect.gen(function*() {
         "ai.kb.best_relevance": best?.relevance ?? 0,
         "ai.kb.best_coverage": best?.coverage ?? 0
       })
-      yield* Metric.increment(Metric.tagged(Metric.tagged(aiRequests, "provider", "embedded"), "outcome", "success"))
+      yield* Metric.increment(aiRequestsOf("embedded", "success"))
       const base = { provider: "embedded", model: null, usage: noUsage, turns: 0 } as const
       if (best === undefined || best.relevance < config.minRelevance || best.coverage < config.minCoverage) {
         // Honest either way: hand over when the integration allows it, otherwise say so.

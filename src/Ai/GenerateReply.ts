@@ -35,7 +35,7 @@ import type { Integration, SupportedFeatures } from "../Domain/Integration.js"
 import { Events } from "../Delivery/Events.js"
 import { IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
-import { aiLatency, aiTokens } from "../Observability/Metrics.js"
+import { aiLatencyOf, aiTokensOf } from "../Observability/Metrics.js"
 import { orDieSql } from "../Sql.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { AiReplies, type Generated, type Reply, type ReplyAction } from "./AiReplies.js"
@@ -106,8 +106,8 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
 
     const countUsage = (provider: string, usage: Usage) =>
       Effect.all([
-        Metric.incrementBy(Metric.tagged(Metric.tagged(aiTokens, "provider", provider), "direction", "input"), usage.inputTokens),
-        Metric.incrementBy(Metric.tagged(Metric.tagged(aiTokens, "provider", provider), "direction", "output"), usage.outputTokens)
+        Metric.incrementBy(aiTokensOf(provider, "input"), usage.inputTokens),
+        Metric.incrementBy(aiTokensOf(provider, "output"), usage.outputTokens)
       ], { discard: true })
 
     /** The tone of this reply: `firstResponseToneId` for the first one (else `toneId`), `toneId` later. */
@@ -357,7 +357,7 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
         (sum, generated) => Option.isSome(generated) ? addUsage(sum, generated.value.usage) : sum,
         reply.usage
       )
-      yield* Metric.update(Metric.tagged(aiLatency, "provider", reply.provider), latencyMs / 1000)
+      yield* Metric.update(aiLatencyOf(reply.provider), latencyMs / 1000)
       yield* countUsage(reply.provider, usage)
       // Per workspace and day, outside the reply's transaction: what a provider billed counts even when
       // this run then loses the race to store its outcome, or the job runs again.

@@ -12,7 +12,7 @@ import type { EventKind } from "../Domain/Delivery.js"
 import { EventId } from "../Domain/Ids.js"
 import type { Integration } from "../Domain/Integration.js"
 import { JobQueue } from "../Jobs/Queue.js"
-import { eventsEmitted } from "../Observability/Metrics.js"
+import { eventsEmittedOf } from "../Observability/Metrics.js"
 import { orDieSql } from "../Sql.js"
 import { DeliverEvent } from "./Jobs.js"
 import { DeliveriesRepo } from "./Repo.js"
@@ -68,7 +68,7 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
         conversationId: input.conversation?.id,
         group: input.integration.integrationId
       })
-      yield* Metric.increment(Metric.tagged(eventsEmitted, "event", input.kind))
+      yield* Metric.increment(eventsEmittedOf(input.kind))
       yield* Effect.annotateCurrentSpan({ "event.id": id, "event.kind": input.kind })
       return id
     }, orDieSql)

@@ -22,7 +22,7 @@ import { headerProblems } from "../Domain/HttpHeaders.js"
 import { webhookHeaderRules } from "../Domain/Integration.js"
 import { type DeliveryTarget, IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
-import { deliveryAttemptDuration, deliveryAttempts, deliveryDead, deliveryLatency } from "../Observability/Metrics.js"
+import { deliveryAttemptDuration, deliveryAttemptsOf, deliveryDeadOf, deliveryLatency } from "../Observability/Metrics.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { DeliveriesRepo } from "./Repo.js"
 import { nextAttempt, parseRetryAfter } from "./Retry.js"
@@ -239,7 +239,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
               log(event, number, result),
               Effect.annotateLogs("delivery.dead_reason", error)
             ),
-            Metric.increment(Metric.tagged(deliveryDead, "event", event.event))
+            Metric.increment(deliveryDeadOf(event.event))
           ], { discard: true })
 
         if (event.generation !== started.generation) {
@@ -295,7 +295,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         })
         const result = yield* attempt(event, target)
         const outcome = result.error === null ? "delivered" : result.statusCode === 410 ? "gone" : "failed"
-        yield* Metric.increment(Metric.tagged(Metric.tagged(deliveryAttempts, "event", event.event), "outcome", outcome))
+        yield* Metric.increment(deliveryAttemptsOf(event.event, outcome))
         yield* Metric.update(deliveryAttemptDuration, result.latencyMs / 1000)
         yield* Effect.annotateCurrentSpan({
           "http.response.status_code": result.statusCode ?? 0,
@@ -331,7 +331,8 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           : yield* integrations.findForDelivery(integrationIds)
         // Each event's span covers its attempt and its settlement, as a child of its job's.
         const spans = yield* Effect.forEach(items, ({ span }) =>
-          Effect.makeSpanScoped("Delivery.attempt", span === undefined ? {} : { parent: span }))
+          // No stack trace: it would point into the sender's loop, and capturing one costs more than the span.
+          Effect.makeSpanScoped("Delivery.attempt", { captureStackTrace: false, ...(span === undefined ? {} : { parent: span }) }))
         const attempted = yield* Effect.forEach(Arr.zip(items, spans), ([{ eventId }, span]): Effect.Effect<
           Outcome | { readonly event: Delivery; readonly result: AttemptResult; readonly span: Tracer.Span }
         > => {

@@ -104,6 +104,8 @@ export const WorkersLive = Layer.scopedDiscard(
       const parent = parentSpan(job)
       return {
         kind: "consumer" as const,
+        // A stack trace here would point into the pool, not at the job's code; capturing one per job costs.
+        captureStackTrace: false,
         attributes: jobAnnotations(job),
         ...(Option.isSome(parent)
           ? { parent: parent.value, links: [{ _tag: "SpanLink" as const, span: parent.value, attributes: {} }] }

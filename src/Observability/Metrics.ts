@@ -77,25 +77,24 @@ export const oldestPendingAge = Metric.gauge("parley.jobs.oldest_pending_age", {
   description: "Age (s) of the oldest due job not yet done"
 })
 
-export const eventsEmitted = Metric.counter("parley.events.emitted", {
-  description: "Outbound events created, by event kind",
-  incremental: true
-})
+const eventsEmittedKey = counterKey("parley.events.emitted", "Outbound events created, by event kind")
+export const eventsEmitted = Metric.fromMetricKey(eventsEmittedKey)
+export const eventsEmittedOf = countersBy(eventsEmittedKey, ["event"])
 
-export const deliveryAttempts = Metric.counter("parley.delivery.attempts", {
-  description: "Webhook delivery attempts, by event kind and outcome",
-  incremental: true
-})
+const deliveryAttemptsKey = counterKey("parley.delivery.attempts", "Webhook delivery attempts, by event kind and outcome")
+export const deliveryAttempts = Metric.fromMetricKey(deliveryAttemptsKey)
+/** `deliveryAttempts` for one event kind and outcome. */
+export const deliveryAttemptsOf = countersBy(deliveryAttemptsKey, ["event", "outcome"])
 export const deliveryAttemptDuration = Metric.histogram(
   "parley.delivery.attempt.duration",
   seconds,
   "One webhook POST (s)"
 )
 /** Incremented with the `event` tag (the event kind) each time an event is dead-lettered. */
-export const deliveryDead = Metric.counter("parley.delivery.dead", {
-  description: "Events dead-lettered, by event kind",
-  incremental: true
-})
+const deliveryDeadKey = counterKey("parley.delivery.dead", "Events dead-lettered, by event kind")
+export const deliveryDead = Metric.fromMetricKey(deliveryDeadKey)
+/** `deliveryDead` for one event kind. */
+export const deliveryDeadOf = countersBy(deliveryDeadKey, ["event"])
 /** Set, like the queue gauges, from a periodic count of events in status `dead` (all workspaces). */
 export const deadLetters = Metric.gauge("parley.delivery.dead_letters", {
   description: "Events in status dead, not replayed"
@@ -106,16 +105,16 @@ export const deliveryLatency = Metric.histogram(
   "From the customer's message received to its reply delivered (s)"
 )
 
-export const aiLatency = Metric.histogram("parley.ai.duration", seconds, "AI reply generation (s), by provider")
-export const aiTokens = Metric.counter("parley.ai.tokens", {
-  description: "Tokens used by AI providers, by provider and direction",
-  incremental: true
-})
-/** Incremented once per provider call with the tags `provider` and `outcome` (`success`, `error`). */
-export const aiRequests = Metric.counter("parley.ai.requests", {
-  description: "AI provider calls, by provider and outcome",
-  incremental: true
-})
+const aiLatencyKey = MetricKey.histogram("parley.ai.duration", seconds, "AI reply generation (s), by provider")
+export const aiLatency = Metric.fromMetricKey(aiLatencyKey)
+export const aiLatencyOf = histogramsBy(aiLatencyKey, ["provider"])
+const aiTokensKey = counterKey("parley.ai.tokens", "Tokens used by AI providers, by provider and direction")
+export const aiTokens = Metric.fromMetricKey(aiTokensKey)
+export const aiTokensOf = countersBy(aiTokensKey, ["provider", "direction"])
+/** Incremented once per provider call with the labels `provider` and `outcome` (`success`, `error`). */
+const aiRequestsKey = counterKey("parley.ai.requests", "AI provider calls, by provider and outcome")
+export const aiRequests = Metric.fromMetricKey(aiRequestsKey)
+export const aiRequestsOf = countersBy(aiRequestsKey, ["provider", "outcome"])
 
 /** Every metric above. */
 export const all = [
@@ -147,5 +146,5 @@ export const all = [
  */
 export const registerAll = Effect.sync(() => {
   for (const metric of all) metric.register()
-  for (const kind of EventKind.literals) Metric.tagged(deliveryDead, "event", kind).register()
+  for (const kind of EventKind.literals) deliveryDeadOf(kind).register()
 })

@@ -17,7 +17,7 @@ import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleInterval from "effect/ScheduleInterval"
-import { aiRequests } from "../../Observability/Metrics.js"
+import { aiRequestsOf } from "../../Observability/Metrics.js"
 import type { ModelSettings, Usage } from "./Contract.js"
 import { AiUnavailable, type AttemptFailure, AttemptTimedOut, classify } from "./Errors.js"
 
@@ -90,7 +90,7 @@ export const withRetries = <A>(
   Effect.gen(function*() {
     const attempts = yield* Ref.make(0)
     const countRequest = (outcome: "success" | "error") =>
-      Metric.increment(Metric.tagged(Metric.tagged(aiRequests, "provider", options.settings.provider), "outcome", outcome))
+      Metric.increment(aiRequestsOf(options.settings.provider, outcome))
     const timeoutMs = Duration.toMillis(options.policy.timeout)
     const once = Effect.gen(function*() {
       yield* Ref.update(attempts, (n) => n + 1)
