@@ -112,11 +112,18 @@ export const WorkerConfig = Config.all({
   concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(8)),
   /** Of those, at most this many for one workspace at once (across instances). */
   concurrencyPerWorkspace: Config.integer("WORKER_CONCURRENCY_PER_WORKSPACE").pipe(Config.withDefault(4)),
-  /** Webhook deliveries one instance has in flight at once (they wait on the network, not the CPU). */
-  deliveryConcurrency: Config.integer("DELIVERY_CONCURRENCY").pipe(Config.withDefault(64)),
-  /** Of those, at most this many to one integration at once (across instances): a slow receiver costs only its own. */
+  /**
+   * Webhook deliveries one instance has in flight at once (they wait on the network, not the CPU, and
+   * hold no database connection meanwhile).
+   */
+  deliveryConcurrency: Config.integer("DELIVERY_CONCURRENCY").pipe(Config.withDefault(256)),
+  /**
+   * Of those, at most this many to one integration at once (across instances): a slow receiver costs
+   * only its own. A claim's deliveries to one integration go out as a batch, so this is also the most
+   * one batch holds (one integration's lane: 400/s at 8, 700/s at 32 on the development machine).
+   */
   deliveryConcurrencyPerIntegration: Config.integer("DELIVERY_CONCURRENCY_PER_INTEGRATION").pipe(
-    Config.withDefault(8)
+    Config.withDefault(32)
   ),
   /** Idle workers look for due jobs this often (besides LISTEN/NOTIFY on PostgreSQL). */
   pollInterval: Config.duration("JOB_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),

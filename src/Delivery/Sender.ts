@@ -31,6 +31,8 @@ import { internalLiteral, SsrfRefused } from "./Ssrf.js"
 import { WebhookClient, WebhookClientLive } from "./WebhookClient.js"
 
 const SNIPPET = 500
+/** A batch's attempts settled on their own (failures, replays) at once, at most: a database connection each. */
+const SETTLING = 4
 const USER_AGENT = "Parley-Webhooks/1"
 
 /** What one attempt came to. */
@@ -363,7 +365,8 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
             : Effect.as(delivered(event, number, result, now), Outcome.Done())).pipe(
               Effect.withParentSpan(span)
             )
-        }, { concurrency: "unbounded" })
+          // Each settlement is a transaction: a batch of failures must not take the pool from the HTTP requests.
+        }, { concurrency: SETTLING })
       }).pipe(Effect.scoped, Effect.orDie)
 
     /** One event's attempt (a batch of one). */

@@ -93,7 +93,7 @@ describe("logs", () => {
           "parley.mode": "development",
           "database.kind": usingPostgres ? "postgresql" : "embedded",
           "worker.concurrency": 2,
-          "delivery.concurrency": 64,
+          "delivery.concurrency": 256,
           "metrics.port": null
         })
         expect(started!.annotations["server.port"]).toEqual(expect.any(Number))
