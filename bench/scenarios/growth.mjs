@@ -1,7 +1,7 @@
 // growth (not in --quick): the ingest and pipeline figures on an empty database, then again after seeding
 // ~1M messages in 100k conversations (100 of them 1,000 messages long, customer and AI alternating) and
 // 100k pending deliveries that cannot go out yet (25k retrying in 30 days with 25k due behind them, 50k due
-// behind a slow receiver's 8 running), with ANALYZE. Ingest is measured spread over the
+// behind a slow receiver's share of 32 running), with ANALYZE. Ingest is measured spread over the
 // seeded conversations and into the 1,000-message ones only. Finally Parley runs briefly behind the
 // statement recorder and every statement it sent is EXPLAIN ANALYZEd on the seeded database.
 //
@@ -27,6 +27,8 @@ const SHORT_LENGTH = 9
 /** Pending deliveries seeded: conversations whose receiver is down (two each), and due ones of a slow receiver. */
 const DOWN = 25_000
 const SLOW = 50_000
+/** The slow receiver's running deliveries: its whole share (`DELIVERY_CONCURRENCY_PER_INTEGRATION`'s default). */
+const SLOW_SHARE = 32
 const CHUNK = 10_000
 
 const ident = (name) => `"${name.replaceAll("\"", "\"\"")}"`
@@ -104,8 +106,9 @@ const seed = async (databaseUrl, integrationId, say) => {
     // due or queued, none of them Parley's to run during the measurement):
     // - a receiver that is down: 25k conversations whose first delivery retries in 30 days, and a second
     //   one, due, queued behind it;
-    // - a receiver that is slow: 8 deliveries running (leased for a day by an instance that is busy with
-    //   them), and 50k more due now that wait for the integration's share.
+    // - a receiver that is slow: its share of deliveries running (leased for a day by an instance that is
+    //   busy with them), and 50k more due now that wait for the integration's share. (With fewer running
+    //   than the share, the lane would deliver the backlog during the measurement.)
     const delivery = (await client.query(
       `SELECT id FROM jobs WHERE kind = 'deliver_event' ORDER BY created_at LIMIT 1`
     )).rows[0]?.id
@@ -148,12 +151,12 @@ const seed = async (databaseUrl, integrationId, say) => {
       run_at: "now() - interval '1 hour'",
       key: "'seed-running-' || c.g",
       group_key: "'bench-receiver-slow'"
-    }, `c.g >= ${DOWN} AND c.g < ${DOWN + 8}`)
+    }, `c.g >= ${DOWN} AND c.g < ${DOWN + SLOW_SHARE}`)
     const waiting = await cloneJobs({
       run_at: "now() - interval '1 hour' + c.g * interval '1 millisecond'",
       key: "'seed-waiting-' || c.g",
       group_key: "'bench-receiver-slow'"
-    }, `c.g >= ${DOWN + 8} AND c.g < ${DOWN + 8 + SLOW}`)
+    }, `c.g >= ${DOWN + SLOW_SHARE} AND c.g < ${DOWN + SLOW_SHARE + SLOW}`)
     const jobs = retrying + behind + waiting
     say(`seeded ${jobs} pending deliveries (${retrying} retrying in 30 days, ${behind} due behind them, ${waiting} due behind ${running} running); VACUUM ANALYZE`)
     await client.query("VACUUM ANALYZE")

@@ -71,42 +71,52 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
     })
 
     /**
-     * Successful attempts in one statement, without a transaction: each event becomes delivered and its
-     * attempt is recorded under the event's next attempt number, if the event is still of `generation`
-     * (the row locks order this with replays, which take them and bump the generation; they are taken in
-     * replay-all's order, so the two never wait for each other in a cycle). The events a replay moved
-     * on are missing from the answer: the caller then settles them under the lock.
+     * Attempts in one statement, without a transaction: each event becomes delivered (no `error`) or
+     * failed until `nextRetryAt`, and its attempt is recorded under the event's next attempt number, if
+     * the event is still of `generation` and not settled (the row locks order this with replays, which
+     * take them and bump the generation; they are taken in replay-all's order, so the two never wait for
+     * each other in a cycle). The events a replay moved on are missing from the answer: the caller then
+     * settles them under the lock.
      */
-    const recordDelivered = SqlSchema.findAll({
+    const recordAttempts = SqlSchema.findAll({
       Request: Schema.Array(Schema.Struct({
         id: EventId,
         generation: Schema.Number,
         startedAt: Schema.DateTimeUtc,
         latencyMs: Schema.Number,
-        statusCode: Schema.Number,
+        statusCode: Schema.NullOr(Schema.Number),
+        /** Null: delivered. */
+        error: Schema.NullOr(Schema.String),
         responseSnippet: Schema.NullOr(Schema.String),
-        deliveredAt: Schema.DateTimeUtc
+        /** A failed attempt's next one. */
+        nextRetryAt: Schema.NullOr(Schema.DateTimeUtc),
+        at: Schema.DateTimeUtc
       })),
       Result: Schema.Struct({ eventId: EventId, attempt: Schema.Number }),
       execute: (rows) =>
         sql`WITH attempt AS (
               SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS a(
                 id uuid, generation integer, "startedAt" timestamptz, "latencyMs" integer, "statusCode" integer,
-                "responseSnippet" text, "deliveredAt" timestamptz)),
+                error text, "responseSnippet" text, "nextRetryAt" timestamptz, at timestamptz)),
             locked AS (
               SELECT e.id FROM events e JOIN attempt a ON a.id = e.id AND a.generation = e.generation
+              WHERE e.status NOT IN ('delivered', 'dead')
               ORDER BY e.created_at DESC, e.id
               FOR UPDATE OF e),
-            delivered AS (
-              UPDATE events e SET status = 'delivered', attempts = e.attempts + 1, last_status_code = a."statusCode",
-                  last_error = NULL, next_attempt_at = NULL, delivered_at = a."deliveredAt"
+            recorded AS (
+              UPDATE events e SET status = CASE WHEN a.error IS NULL THEN 'delivered' ELSE 'failed' END,
+                  attempts = e.attempts + 1, last_status_code = a."statusCode", last_error = a.error,
+                  next_attempt_at = a."nextRetryAt",
+                  delivered_at = CASE WHEN a.error IS NULL THEN a.at ELSE e.delivered_at END
               FROM attempt a
               WHERE e.id = a.id AND e.generation = a.generation AND e.id IN (SELECT id FROM locked)
+                AND e.status NOT IN ('delivered', 'dead')
               RETURNING e.id, e.attempts)
             INSERT INTO delivery_attempts (event_id, attempt, started_at, latency_ms, status_code, error,
                                            response_snippet, next_retry_at)
-            SELECT d.id, d.attempts, a."startedAt", a."latencyMs", a."statusCode", NULL, a."responseSnippet", NULL
-            FROM delivered d JOIN attempt a ON a.id = d.id
+            SELECT r.id, r.attempts, a."startedAt", a."latencyMs", a."statusCode", a.error, a."responseSnippet",
+                   a."nextRetryAt"
+            FROM recorded r JOIN attempt a ON a.id = r.id
             RETURNING event_id, attempt`
     })
 
@@ -154,7 +164,7 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       list,
       attempts,
       recordAttempt,
-      recordDelivered,
+      recordAttempts,
       update,
       markReplayed,
       markAllReplayed,

@@ -11,6 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as DateTime from "effect/DateTime"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
@@ -180,16 +181,42 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         ...(result.error !== null ? { error: result.error } : {})
       })
 
-    /** The attempt's row for `recordDelivered`: a 2xx (`statusCode`) for the event of `generation`. */
-    const deliveredRow = (event: Delivery, generation: number, statusCode: number, result: AttemptResult, now: DateTime.Utc) => ({
+    /** The attempt's row for `recordAttempts`: delivered when it has no error, else failed until `nextRetryAt`. */
+    const attemptRow = (event: Delivery, result: AttemptResult, at: DateTime.Utc, nextRetryAt: DateTime.Utc | null) => ({
       id: event.id,
-      generation,
+      generation: event.generation,
       startedAt: result.startedAt,
       latencyMs: result.latencyMs,
-      statusCode,
+      statusCode: result.statusCode,
+      error: result.error,
       responseSnippet: result.snippet,
-      deliveredAt: now
+      nextRetryAt,
+      at
     })
+
+    /**
+     * What a failed attempt (not a 410) of `event` leads to: the next one, or giving up (the retry
+     * window closed, or retrying cannot help).
+     */
+    const afterFailure = (event: Delivery, result: AttemptResult, now: DateTime.Utc) =>
+      (result.final ? Effect.succeed({ _tag: "GiveUp" } as const) : nextAttempt(config, {
+        attempt: event.attempts + 1,
+        createdAt: event.replayedAt ?? event.createdAt,
+        now,
+        retryAfter: parseRetryAfter(result.retryAfter, now)
+      })).pipe(
+        Effect.map((next) => next._tag === "GiveUp" ? next : { ...next, nextRetryAt: DateTime.addDuration(now, next.delay) })
+      )
+
+    /** A failed attempt recorded as attempt `number`: its `warn` record, its span's next attempt. */
+    const failed = (event: Delivery, number: number, result: AttemptResult, nextRetryAt: DateTime.Utc) =>
+      Effect.zipRight(
+        Effect.logWarning("Delivery attempt failed").pipe(
+          log(event, number, result),
+          Effect.annotateLogs("delivery.next_attempt_at", DateTime.formatIso(nextRetryAt))
+        ),
+        Effect.annotateCurrentSpan({ "delivery.next_retry_at": DateTime.formatIso(nextRetryAt) })
+      )
 
     /** A delivery recorded as attempt `number`: its log record and end-to-end latency. */
     const delivered = (event: Delivery, number: number, result: AttemptResult, now: DateTime.Utc) =>
@@ -204,7 +231,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
     /** Records the attempt and moves the event on, under the event's row lock (replays take it too). */
     const settle = (started: Delivery, result: AttemptResult) =>
       Effect.gen(function*() {
-        const done = { outcome: Outcome.Done(), nextRetryAt: Option.none<DateTime.Utc>() }
+        const done = Outcome.Done()
         const event = Option.getOrElse(yield* repo.lock(started.id), () => started)
         const number = event.attempts + 1
         const now = yield* DateTime.now
@@ -252,7 +279,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         }
         if (result.error === null && result.statusCode !== null) {
           // `deliver` tried this without the lock first; here only if the event row went away since.
-          const recorded = yield* repo.recordDelivered([deliveredRow(event, event.generation, result.statusCode, result, now)])
+          const recorded = yield* repo.recordAttempts([attemptRow(event, result, now, null)])
           for (const { attempt } of recorded) yield* delivered(event, attempt, result, now)
           return done
         }
@@ -264,25 +291,16 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           return done
         }
         const error = result.error ?? "failed"
-        const next = result.final ? { _tag: "GiveUp" } as const : yield* nextAttempt(config, {
-          attempt: number,
-          createdAt: event.replayedAt ?? event.createdAt,
-          now,
-          retryAfter: parseRetryAfter(result.retryAfter, now)
-        })
+        const next = yield* afterFailure(event, result, now)
         if (next._tag === "GiveUp") {
           yield* record(null)
           yield* dead(error)
           return done
         }
-        const nextRetryAt = DateTime.addDuration(now, next.delay)
-        yield* record(nextRetryAt)
-        yield* write({ status: "failed", nextAttemptAt: nextRetryAt })
-        yield* Effect.logWarning("Delivery attempt failed").pipe(
-          log(event, number, result),
-          Effect.annotateLogs("delivery.next_attempt_at", DateTime.formatIso(nextRetryAt))
-        )
-        return { outcome: Outcome.Retry({ delay: next.delay, error }), nextRetryAt: Option.some(nextRetryAt) }
+        yield* record(next.nextRetryAt)
+        yield* write({ status: "failed", nextAttemptAt: next.nextRetryAt })
+        yield* failed(event, number, result, next.nextRetryAt)
+        return Outcome.Retry({ delay: next.delay, error })
       }).pipe(sql.withTransaction, Effect.orDie)
 
     /** One event's attempt, under its own span; its metrics and span attributes. */
@@ -304,16 +322,6 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           ...(result.error !== null ? { "error.type": result.error.slice(0, 200) } : {})
         })
         return result
-      })
-
-    /** After an attempt that was not recorded as delivered with its batch: settled under the event's lock. */
-    const settled = (event: Delivery, result: AttemptResult) =>
-      Effect.gen(function*() {
-        const { nextRetryAt, outcome } = yield* settle(event, result)
-        if (Option.isSome(nextRetryAt)) {
-          yield* Effect.annotateCurrentSpan({ "delivery.next_retry_at": DateTime.formatIso(nextRetryAt.value) })
-        }
-        return outcome
       })
 
     /**
@@ -348,24 +356,40 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           )
         }, { concurrency: "unbounded" })
         const now = yield* DateTime.now
-        const rows = attempted.flatMap((item) =>
-          "event" in item && item.result.error === null && item.result.statusCode !== null
-            ? [deliveredRow(item.event, item.event.generation, item.result.statusCode, item.result, now)]
-            : []
-        )
+        // Delivered, or failed with a next attempt: recorded together. A 410, giving up, or an event a
+        // replay moved on is settled on its own, under the event's lock.
+        const decided = yield* Effect.forEach(attempted, (item): Effect.Effect<{
+          readonly item: (typeof attempted)[number]
+          readonly row: ReturnType<typeof attemptRow> | undefined
+          readonly next: { readonly delay: Duration.Duration; readonly nextRetryAt: DateTime.Utc } | undefined
+        }> => {
+          if (!("event" in item)) return Effect.succeed({ item, row: undefined, next: undefined })
+          const { event, result } = item
+          if (result.error === null) return Effect.succeed({ item, row: attemptRow(event, result, now, null), next: undefined })
+          if (result.statusCode === 410) return Effect.succeed({ item, row: undefined, next: undefined })
+          return Effect.map(afterFailure(event, result, now), (next) =>
+            next._tag === "GiveUp"
+              ? { item, row: undefined, next: undefined }
+              : { item, row: attemptRow(event, result, now, next.nextRetryAt), next })
+        })
+        const rows = decided.flatMap(({ row }) => row === undefined ? [] : [row])
         const recorded = new Map(
-          (rows.length === 0 ? [] : yield* repo.recordDelivered(rows)).map((row) => [row.eventId, row.attempt])
+          (rows.length === 0 ? [] : yield* repo.recordAttempts(rows)).map((row) => [row.eventId, row.attempt])
         )
-        return yield* Effect.forEach(attempted, (item): Effect.Effect<Outcome> => {
+        return yield* Effect.forEach(decided, ({ item, next }): Effect.Effect<Outcome> => {
           if (!("event" in item)) return Effect.succeed(item)
           const { event, result, span } = item
           const number = recorded.get(event.id)
-          return (number === undefined
-            ? settled(event, result)
-            : Effect.as(delivered(event, number, result, now), Outcome.Done())).pipe(
-              Effect.withParentSpan(span)
+          const outcome = number === undefined
+            ? settle(event, result)
+            : next === undefined
+            ? Effect.as(delivered(event, number, result, now), Outcome.Done())
+            : Effect.as(
+              failed(event, number, result, next.nextRetryAt),
+              Outcome.Retry({ delay: next.delay, error: result.error ?? "failed" })
             )
-          // Each settlement is a transaction: a batch of failures must not take the pool from the HTTP requests.
+          return Effect.withParentSpan(outcome, span)
+          // A settlement is a transaction: a batch's must not take the pool from the HTTP requests.
         }, { concurrency: SETTLING })
       }).pipe(Effect.scoped, Effect.orDie)
 

@@ -429,19 +429,44 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
             AND status = 'running'`).pipe(Effect.asVoid, Effect.orDie)
     }
 
+    /** Jobs to be retried (their own delays) in one statement, their rows locked in id order. */
+    const settleRetries = (settlements: ReadonlyArray<Settlement>) => {
+      const rows = JSON.stringify(settlements.flatMap(({ instance, job, outcome }) =>
+        outcome._tag === "Retry"
+          ? [{ id: job.id, attempts: job.attempts, instance, delay: seconds(outcome.delay), error: outcome.error }]
+          : []
+      ))
+      return sql`UPDATE jobs SET status = 'pending',
+              run_at = CASE WHEN rerun THEN now() ELSE now() + make_interval(secs => s.delay) END,
+              rerun = false, last_error = s.error, locked_until = NULL, locked_by = NULL, updated_at = now()
+          FROM jsonb_to_recordset(${rows}::jsonb) AS s(id uuid, attempts int, instance text, delay float8, error text)
+          WHERE jobs.id = s.id AND jobs.status = 'running'
+            AND jobs.id IN (
+              SELECT j.id FROM jobs j
+              JOIN jsonb_to_recordset(${rows}::jsonb) AS r(id uuid, attempts int, instance text) ON r.id = j.id
+              WHERE j.locked_by = r.instance AND j.status = 'running' AND j.attempts = r.attempts
+              ORDER BY j.id
+              FOR UPDATE OF j)`.pipe(Effect.asVoid, Effect.orDie)
+    }
+
     /** Records how one run ended (see `settleOne`). */
     const settle = (job: Claimed, instance: string, outcome: Outcome): Effect.Effect<void> =>
       settleOne({ instance, job, outcome }).pipe(Effect.uninterruptible)
 
-    /** Records how the runs of a batch ended: the done ones (most) in one statement, the others one by one. */
+    /**
+     * Records how the runs of a batch ended: the done ones in one statement, the retried ones in another,
+     * the dead ones (few) one by one.
+     */
     const settleMany = (instance: string, ended: ReadonlyArray<{ readonly job: Claimed; readonly outcome: Outcome }>) => {
       const settlements = ended.map(({ job, outcome }) => ({ instance, job, outcome }))
-      const done = settlements.filter(({ outcome }) => outcome._tag === "Done")
-      const others = settlements.filter(({ outcome }) => outcome._tag !== "Done")
-      return Effect.zipRight(
-        done.length > 1 ? settleDone(done) : Effect.forEach(done, settleOne, { discard: true }),
-        Effect.forEach(others, settleOne, { discard: true })
-      ).pipe(Effect.uninterruptible)
+      const byOutcome = (tag: Outcome["_tag"]) => settlements.filter(({ outcome }) => outcome._tag === tag)
+      const together = (group: ReadonlyArray<Settlement>, many: (group: ReadonlyArray<Settlement>) => Effect.Effect<void>) =>
+        group.length > 1 ? many(group) : Effect.forEach(group, settleOne, { discard: true })
+      return Effect.all([
+        together(byOutcome("Done"), settleDone),
+        together(byOutcome("Retry"), settleRetries),
+        Effect.forEach(byOutcome("Dead"), settleOne, { discard: true })
+      ], { discard: true }).pipe(Effect.uninterruptible)
     }
 
     /** Gives a job back untouched (shutdown): due again at once, its attempt not counted. */

@@ -197,19 +197,33 @@ describe("Sender", () => {
     it.effect("several events at once: each settled on its own (2xx delivered, 5xx retried, a settled one not sent, a missing one dead)", () =>
       Effect.gen(function*() {
         const failing = yield* anEvent()
-        yield* reset((request) => new Response(null, { status: request.headers["webhook-id"] === failing.id ? 503 : 200 }))
+        const down = yield* anEvent()
+        yield* reset((request) =>
+          new Response(null, {
+            status: request.headers["webhook-id"] === failing.id ? 503 : request.headers["webhook-id"] === down.id ? 500 : 200
+          })
+        )
         const delivered = yield* anEvent()
         const settled = yield* anEvent()
         yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE events SET status = 'delivered' WHERE id = ${settled.id}`)
         const missing = EventId.make(crypto.randomUUID())
         const outcomes = yield* Effect.flatMap(Sender, (sender) =>
-          sender.deliverMany([delivered.id, failing.id, settled.id, missing].map((eventId) => ({ eventId }))))
-        expect(outcomes.map((outcome) => outcome._tag)).toEqual(["Done", "Retry", "Done", "Dead"])
+          sender.deliverMany([delivered.id, failing.id, settled.id, missing, down.id].map((eventId) => ({ eventId }))))
+        expect(outcomes.map((outcome) => outcome._tag)).toEqual(["Done", "Retry", "Done", "Dead", "Retry"])
         expect(yield* eventOf(delivered.id)).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200 })
-        expect(yield* eventOf(failing.id)).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: 503 })
-        expect((yield* attemptsOf(delivered.id)).map((a) => a.attempt)).toEqual([1])
-        expect((yield* attemptsOf(failing.id)).map((a) => a.statusCode)).toEqual([503])
-        expect(receiver.sent.map((request) => request.headers["webhook-id"]).sort()).toEqual([delivered.id, failing.id].sort())
+        expect((yield* attemptsOf(delivered.id)).map((a) => [a.attempt, a.nextRetryAt])).toEqual([[1, null]])
+        // The two failures, recorded together: each failed until its next attempt, which its attempt records.
+        for (const [id, status] of [[failing.id, 503], [down.id, 500]] as const) {
+          const event = yield* eventOf(id)
+          expect(event).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: status, lastError: `HTTP ${status}` })
+          const wait = (event.nextAttemptAt?.epochMillis ?? 0) - Date.now()
+          expect(wait).toBeGreaterThan(3_000)
+          const [attempt] = yield* attemptsOf(id)
+          expect(attempt).toMatchObject({ attempt: 1, statusCode: status, error: `HTTP ${status}` })
+          expect(attempt?.nextRetryAt?.epochMillis).toBe(event.nextAttemptAt?.epochMillis)
+        }
+        expect(receiver.sent.map((request) => request.headers["webhook-id"]).sort())
+          .toEqual([delivered.id, failing.id, down.id].sort())
       }))
 
     it.effect("a settled event is not sent again", () =>

@@ -58,8 +58,8 @@ const TestHandlers = Layer.succeed(
 
 /** One lane for the test kinds: two at a time, two per group. */
 const lane: Job.Lane = { name: "test", kinds: ["quick", "slow", "boom", "no-such-kind", "ordered"], concurrency: 2, perGroup: 2 }
-/** The batch kind's lane: eight at a time, three per group. */
-const batchLane: Job.Lane = { name: "batch", kinds: ["batched"], concurrency: 8, perGroup: 3 }
+/** The batch kind's lane: eight at a time, four per group. */
+const batchLane: Job.Lane = { name: "batch", kinds: ["batched"], concurrency: 8, perGroup: 4 }
 const TestLanes = Layer.succeed(Job.Lanes, [lane, batchLane])
 
 const jobStatus = (id: string) =>
@@ -199,24 +199,31 @@ describe("worker pool", () => {
         yield* sql`UPDATE jobs SET status = 'done' WHERE status IN ('pending', 'running')`
         batches.length = 0
         // Queued before the pool starts: its first claim takes them all, within each group's share.
-        const a = yield* Effect.forEach([1, 2, 3, 4], (n) => queue.enqueue(Batched, { n }, { group: "a" }))
+        const a = yield* Effect.forEach([1, 2, 12, 3, 4], (n) => queue.enqueue(Batched, { n }, { group: "a" }))
         const b = yield* Effect.forEach([11, 15], (n) => queue.enqueue(Batched, { n }, { group: "b" }))
         const bad = yield* queue.enqueue(Batched, { n: 21 }, { group: "b" })
         yield* sql`UPDATE jobs SET payload = '{"n":"twenty-one"}'::jsonb WHERE id = ${bad}`
         yield* startPool
-        yield* eventually(jobStatus(a[3]!), (j) => j.status === "done")
+        yield* eventually(jobStatus(a[4]!), (j) => j.status === "done")
         const statuses = yield* Effect.forEach([...a, ...b, bad], (id) => Effect.map(jobStatus(id), (j) => j.status))
-        expect(statuses).toEqual(["done", "pending", "dead", "done", "done", "done", "dead"])
-        expect((yield* jobStatus(a[1]!)).lastError).toBe("try later")
+        expect(statuses).toEqual(["done", "pending", "pending", "dead", "done", "done", "done", "dead"])
+        // The two retried together, each an hour from now, its attempt counted and its error kept.
+        const retried = yield* sql<{ readonly inMinutes: number; readonly attempts: number; readonly lastError: string }>`
+          SELECT (extract(epoch FROM run_at - now()) / 60)::float8 AS in_minutes, attempts, last_error
+          FROM jobs WHERE id IN ${sql.in([a[1]!, a[2]!])}`
+        for (const job of retried) {
+          expect(job).toMatchObject({ attempts: 1, lastError: "try later" })
+          expect(job.inMinutes).toBeGreaterThan(55)
+        }
         expect((yield* jobStatus(bad)).lastError).toContain("Payload does not decode")
-        // Group a's share of three, then its fourth; group b's two that decode, in one call.
+        // Group a's share of four, then its fifth; group b's two that decode, in one call.
         const ns = batches.map((batch) => batch.map((item) => item.n).sort((x, y) => x - y))
-        expect(ns).toContainEqual([1, 2, 3])
+        expect(ns).toContainEqual([1, 2, 3, 12])
         expect(ns).toContainEqual([11, 15])
         expect(ns).toContainEqual([4])
         // Each item ran under its own job's span.
         const spans = new Map(batches.flat().map((item) => [item.n, item.spanJob]))
-        expect([1, 2, 3, 4, 11, 15].map((n) => spans.get(n))).toEqual([...a, ...b])
+        expect([1, 2, 12, 3, 4, 11, 15].map((n) => spans.get(n))).toEqual([...a, ...b])
       }))
 
     it.scoped("a batch that fails fails each of its jobs: each is retried on its own", () =>
