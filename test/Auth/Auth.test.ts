@@ -247,12 +247,17 @@ describe("authentication of /v1", () => {
         expect(doc.paths["/v1/webhooks/{integration_id}/message-received"].post).toBeDefined()
       }))
 
-    it.effect("/docs answers 200 with an HTML page", () =>
+    it.effect("/docs answers 200 with the API's reference page, made on the first request and the same after", () =>
       Effect.gen(function*() {
-        const reply = yield* getText("/docs")
-        expect(reply.status).toBe(200)
-        expect(reply.headers["content-type"]).toMatch(/^text\/html/)
-        expect(reply.text.toLowerCase()).toContain("<html")
+        const first = yield* getText("/docs")
+        expect(first.status).toBe(200)
+        expect(first.headers["content-type"]).toMatch(/^text\/html/)
+        expect(first.text.toLowerCase()).toContain("<html")
+        // The OpenAPI document and Scalar's bundle, inlined.
+        expect(first.text).toContain("message-received")
+        expect(first.text).toContain("api-reference")
+        const again = yield* getText("/docs")
+        expect(again.text).toBe(first.text)
       }))
 
     it.effect("/health/live and /health/ready answer {status: ok} without a token", () =>
