@@ -46,7 +46,10 @@ import {
   queueDepth
 } from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
-import { type BatchItem, type Claimed, type Handler, Handlers, type Lane, Lanes, Outcome } from "./Job.js"
+import { type Claimed, type Handler, Handlers, type Lane, Lanes, Outcome } from "./Job.js"
+
+/** A batch kind's handler. */
+type BatchRun = Extract<Handler["run"], { readonly _tag: "batch" }>["run"]
 import { CONNECTED, listen } from "./Listener.js"
 import { JOBS_CHANNEL, JobQueue } from "./Queue.js"
 
@@ -137,19 +140,19 @@ export const WorkersLive = Layer.scopedDiscard(
         Dead: () => count(jobsDeadOf, job)
       })
 
+    /** A batch kind's job run alone (the only one of its group in its claim), under the job's span. */
+    const alone = (job: Claimed, run: BatchRun) =>
+      Effect.flatMap(Effect.currentSpan, (span) => run([{ job, span }])).pipe(
+        Effect.map((outcomes) => outcomes[0] ?? Outcome.Retry({ delay: backoff(job.attempts), error: "No outcome" }))
+      )
+
     const execute = (job: Claimed) => {
       const handler = handlers.get(job.kind)
       const run = handler === undefined
         ? Effect.succeed(Outcome.Dead({ error: `No handler for job kind ${job.kind}` }))
         : handler.run._tag === "single"
         ? guarded(job, handler.retries, handler.run.run(job))
-        : guarded(
-          job,
-          handler.retries,
-          Effect.flatMap(Effect.currentSpan, (span) => executeItems(handler, [{ job, span }])).pipe(
-            Effect.map((outcomes) => outcomes[0] ?? Outcome.Retry({ delay: backoff(job.attempts), error: "No outcome" }))
-          )
-        )
+        : guarded(job, handler.retries, alone(job, handler.run.run))
       return Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         const outcome = yield* run
@@ -160,23 +163,17 @@ export const WorkersLive = Layer.scopedDiscard(
       }).pipe(Effect.withSpan(`Job.${job.kind}`, spanOptions(job)))
     }
 
-    /** A batch handler's outcomes, one per item whatever it returned. */
-    const executeItems = (handler: Handler, items: ReadonlyArray<BatchItem>) =>
-      handler.run._tag === "single"
-        ? Effect.forEach(items, ({ job }) => Effect.succeed(Outcome.Dead({ error: `${job.kind} is not a batch kind` })))
-        : handler.run.run(items)
-
     /**
      * The jobs of one claim and one group, run together by their kind's batch handler: each job keeps
      * its own span (its part of the work runs under it), outcome, metrics and log records; the done
      * ones are settled in one statement. A failure of the whole batch is each job's failure.
      */
-    const executeBatch = (handler: Handler, jobs: ReadonlyArray<Claimed>) =>
+    const executeBatch = (handler: Handler, run: BatchRun, jobs: ReadonlyArray<Claimed>) =>
       Effect.gen(function*() {
         const started = yield* Clock.currentTimeMillis
         const items = yield* Effect.forEach(jobs, (job) =>
           Effect.map(Effect.makeSpanScoped(`Job.${job.kind}`, spanOptions(job)), (span) => ({ job, span })))
-        const outcomes = yield* executeItems(handler, items).pipe(
+        const outcomes = yield* run(items).pipe(
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause)
               ? Effect.failCause(cause)
@@ -240,7 +237,7 @@ export const WorkersLive = Layer.scopedDiscard(
 
         /** A claim's jobs: a batch per kind and group for batch kinds, one fiber each for the others. */
         const launch = (jobs: ReadonlyArray<Claimed>) => {
-          const batches = new Map<string, { handler: Handler; jobs: Array<Claimed> }>()
+          const batches = new Map<string, { handler: Handler; run: BatchRun; jobs: Array<Claimed> }>()
           const singles: Array<Claimed> = []
           for (const job of jobs) {
             const handler = handlers.get(job.kind)
@@ -249,14 +246,14 @@ export const WorkersLive = Layer.scopedDiscard(
               continue
             }
             const key = `${job.kind} ${job.groupKey ?? ""}`
-            const batch = batches.get(key) ?? { handler, jobs: [] }
+            const batch = batches.get(key) ?? { handler, run: handler.run.run, jobs: [] }
             batch.jobs.push(job)
             batches.set(key, batch)
           }
           return Effect.zipRight(
             Effect.forEach(singles, (job) => start([job], execute(job)), { discard: true }),
-            Effect.forEach(batches.values(), ({ handler, jobs }) =>
-              start(jobs, jobs.length === 1 && jobs[0] !== undefined ? execute(jobs[0]) : executeBatch(handler, jobs)), {
+            Effect.forEach(batches.values(), ({ handler, jobs, run }) =>
+              start(jobs, jobs.length === 1 && jobs[0] !== undefined ? execute(jobs[0]) : executeBatch(handler, run, jobs)), {
               discard: true
             })
           )
