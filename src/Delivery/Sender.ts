@@ -5,7 +5,9 @@
  * (an integration or a secret that cannot be read) — is retried per `Retry.ts` until the retry window
  * closes, then the event is dead with the reason. Failures that retrying cannot cure (the integration
  * is gone or disabled, the SSRF guard refused the address) make it dead at once. A dead event no longer
- * holds back the events of its conversation.
+ * holds back the events of its conversation. The attempts of one claim to one integration run as a
+ * batch (`deliverMany`): a statement per step for all of them, and only the uncommon outcomes (a 410,
+ * giving up, an event replayed meanwhile) settled one by one under the event's lock.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Arr from "effect/Array"
@@ -278,7 +280,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           return done
         }
         if (result.error === null && result.statusCode !== null) {
-          // `deliver` tried this without the lock first; here only if the event row went away since.
+          // Its batch tried this without the lock first; here only if the event row went away since.
           const recorded = yield* repo.recordAttempts([attemptRow(event, result, now, null)])
           for (const { attempt } of recorded) yield* delivered(event, attempt, result, now)
           return done
