@@ -13,8 +13,11 @@ describe("embedded database: an interrupted statement", () => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE IF NOT EXISTS interrupt_probe (n int)`
+        // Never commits: on a fast day the 20 statements can end before the interruption lands, and the
+        // transaction must still be open then (it committed once in CI, and the rows stayed).
         const work = Effect.gen(function*() {
           for (let i = 0; i < 20; i++) yield* sql`INSERT INTO interrupt_probe SELECT count(*) FROM generate_series(1, 2000)`
+          yield* Effect.sleep("1 minute")
         }).pipe(sql.withTransaction)
         let slowest = 0
         for (let round = 0; round < 10; round++) {
