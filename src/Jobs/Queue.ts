@@ -388,6 +388,23 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
       locked_until = NULL, locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()`
 
+    /** A retried job: pending again after `delay` seconds (at once if a rerun was asked for), with `error`. */
+    const retryColumns = (delay: Statement.Fragment, error: Statement.Fragment) =>
+      sql`status = 'pending', run_at = CASE WHEN rerun THEN now() ELSE now() + make_interval(secs => ${delay}) END,
+      rerun = false, last_error = ${error}, locked_until = NULL, locked_by = NULL, updated_at = now()`
+
+    /**
+     * The ids of the still-running jobs of `rows` (a JSON array of `{ id, attempts, instance }`), their
+     * rows locked in id order, as every statement that locks several running jobs does, so two such
+     * statements never wait for each other in a cycle.
+     */
+    const lockedRunning = (rows: string) =>
+      sql`SELECT j.id FROM jobs j
+          JOIN jsonb_to_recordset(${rows}::jsonb) AS r(id uuid, attempts int, instance text) ON r.id = j.id
+          WHERE j.locked_by = r.instance AND j.status = 'running' AND j.attempts = r.attempts
+          ORDER BY j.id
+          FOR UPDATE OF j`
+
     /**
      * Records how a run ended. A rerun asked for meanwhile (`runNow`) makes the job due again at once,
      * whatever the outcome. A finished job keeps `locked_by`: which instance ran it.
@@ -398,11 +415,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       const guard = sql`id = ${job.id} AND locked_by = ${instance} AND status = 'running' AND attempts = ${job.attempts}`
       const statement = Outcome.$match(outcome, {
         Done: () => ending(sql`UPDATE jobs SET ${doneColumns} WHERE ${guard}`),
-        Retry: ({ delay, error }) =>
-          sql`UPDATE jobs SET status = 'pending',
-                  run_at = CASE WHEN rerun THEN now() ELSE now() + make_interval(secs => ${seconds(delay)}) END,
-                  rerun = false, last_error = ${error}, locked_until = NULL, locked_by = NULL, updated_at = now()
-              WHERE ${guard}`,
+        Retry: ({ delay, error }) => sql`UPDATE jobs SET ${retryColumns(sql`${seconds(delay)}`, sql`${error}`)} WHERE ${guard}`,
         Dead: ({ error }) =>
           ending(sql`UPDATE jobs SET status = CASE WHEN rerun THEN 'pending' ELSE 'dead' END,
                   finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
@@ -413,40 +426,28 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       return statement.pipe(Effect.asVoid, Effect.orDie)
     }
 
-    /**
-     * Done jobs in one statement. Their rows are locked in id order, as every statement that locks
-     * several running jobs does, so two such statements never wait for each other in a cycle.
-     */
+    /** Done jobs in one statement (see `lockedRunning`). */
     const settleDone = (settlements: ReadonlyArray<Settlement>) => {
       const rows = JSON.stringify(settlements.map(({ instance, job }) => ({ id: job.id, attempts: job.attempts, instance })))
-      return ending(sql`UPDATE jobs SET ${doneColumns}
-          WHERE id IN (
-            SELECT j.id FROM jobs j
-            JOIN jsonb_to_recordset(${rows}::jsonb) AS s(id uuid, attempts int, instance text) ON s.id = j.id
-            WHERE j.locked_by = s.instance AND j.status = 'running' AND j.attempts = s.attempts
-            ORDER BY j.id
-            FOR UPDATE OF j)
-            AND status = 'running'`).pipe(Effect.asVoid, Effect.orDie)
+      return ending(sql`UPDATE jobs SET ${doneColumns} WHERE id IN (${lockedRunning(rows)}) AND status = 'running'`).pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
     }
 
-    /** Jobs to be retried (their own delays) in one statement, their rows locked in id order. */
+    /** Jobs to be retried, each after its own delay, in one statement (see `lockedRunning`). */
     const settleRetries = (settlements: ReadonlyArray<Settlement>) => {
       const rows = JSON.stringify(settlements.flatMap(({ instance, job, outcome }) =>
         outcome._tag === "Retry"
           ? [{ id: job.id, attempts: job.attempts, instance, delay: seconds(outcome.delay), error: outcome.error }]
           : []
       ))
-      return sql`UPDATE jobs SET status = 'pending',
-              run_at = CASE WHEN rerun THEN now() ELSE now() + make_interval(secs => s.delay) END,
-              rerun = false, last_error = s.error, locked_until = NULL, locked_by = NULL, updated_at = now()
-          FROM jsonb_to_recordset(${rows}::jsonb) AS s(id uuid, attempts int, instance text, delay float8, error text)
-          WHERE jobs.id = s.id AND jobs.status = 'running'
-            AND jobs.id IN (
-              SELECT j.id FROM jobs j
-              JOIN jsonb_to_recordset(${rows}::jsonb) AS r(id uuid, attempts int, instance text) ON r.id = j.id
-              WHERE j.locked_by = r.instance AND j.status = 'running' AND j.attempts = r.attempts
-              ORDER BY j.id
-              FOR UPDATE OF j)`.pipe(Effect.asVoid, Effect.orDie)
+      return sql`UPDATE jobs SET ${retryColumns(sql`s.delay`, sql`s.error`)}
+          FROM jsonb_to_recordset(${rows}::jsonb) AS s(id uuid, delay float8, error text)
+          WHERE jobs.id = s.id AND jobs.id IN (${lockedRunning(rows)}) AND jobs.status = 'running'`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
     }
 
     /** Records how one run ended (see `settleOne`). */
