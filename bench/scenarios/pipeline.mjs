@@ -6,6 +6,7 @@ import { allAnswered, analyzeWebhooks, endToEnd, failures, statusesOf, tenantFor
 import { QUESTION, benchArticle } from "../lib/messages.mjs"
 import { summarize } from "../lib/stats.mjs"
 import { target } from "../lib/targets.mjs"
+import { cpuTimeMs } from "../lib/proc.mjs"
 import { REPLY_NOW } from "./deliveries.mjs"
 
 /**
@@ -29,13 +30,17 @@ export const pacedConversations = async ({ driver, receiver, targetUrl, tenant, 
 /** The pipeline figures at `rate` for `seconds` on a running Parley (used by growth too). */
 export const measurePipeline = async ({ driver, receiver, parley, tenant, prefix, rate, seconds }) => {
   await pacedConversations({ driver, receiver, targetUrl: parley.url, tenant, prefix: `${prefix}w`, rate: 10, count: 10 })
+  const cpuBefore = cpuTimeMs(parley.pid)
   const run = await pacedConversations({ driver, receiver, targetUrl: parley.url, tenant, prefix, rate, count: rate * seconds })
+  const cpuMs = cpuTimeMs(parley.pid) - cpuBefore
   return {
     rate,
     messages: run.records.length,
     endToEndMs: endToEnd(run.records, run.report.arrivals),
     httpMs: run.http.latencyMs,
     httpFailures: run.http.failures,
+    // Parley's CPU (user + system) from the first message sent to the last webhook received, per message.
+    cpuMsPerMessage: run.records.length === 0 ? null : Math.round((1000 * cpuMs) / run.records.length) / 1000,
     lost: run.report.lost,
     duplicated: run.report.duplicated,
     invalidSignatures: run.report.invalidSignatures,
@@ -73,7 +78,7 @@ export default {
         },
         {
           work: "  its HTTP answer (message-received, not syncOnly)",
-          parley: `p50 ${result.httpMs.p50} ms, p99 ${result.httpMs.p99} ms${result.httpFailures === "" ? "" : `; ${result.httpFailures}`}`,
+          parley: `p50 ${result.httpMs.p50} ms, p99 ${result.httpMs.p99} ms${result.httpFailures === "" ? "" : `; ${result.httpFailures}`}; Parley CPU ${result.cpuMsPerMessage} ms per message`,
           baseline: "",
           ratio: null
         }

@@ -3,7 +3,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Delivery, DeliveryAttempt, DeliveryStatus } from "../Domain/Delivery.js"
-import { EventId, IntegrationId } from "../Domain/Ids.js"
+import { ConversationId, EventId, IntegrationId } from "../Domain/Ids.js"
 
 const ListRequest = Schema.Struct({
   integrationId: IntegrationId,
@@ -137,7 +137,8 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
      */
     const markAllReplayed = SqlSchema.findAll({
       Request: Schema.Struct({ integrationId: IntegrationId, since: Schema.DateTimeUtcFromDate, limit: Schema.Number }),
-      Result: Delivery,
+      // Only what queueing their jobs needs: thousands of bodies read back and decoded took longer than the update.
+      Result: Schema.Struct({ id: EventId, integrationId: IntegrationId, conversationId: Schema.NullOr(ConversationId) }),
       execute: ({ integrationId, limit, since }) =>
         sql`WITH chosen AS (
               SELECT id FROM events
@@ -147,8 +148,8 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
             replayed AS (
               UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL,
                   generation = generation + 1
-              WHERE id IN (SELECT id FROM chosen) RETURNING *)
-            SELECT * FROM replayed ORDER BY created_at, id`
+              WHERE id IN (SELECT id FROM chosen) RETURNING id, integration_id, conversation_id, created_at)
+            SELECT id, integration_id, conversation_id FROM replayed ORDER BY created_at, id`
     })
 
     /** Events given up and not replayed since (the dead-letter gauge). */

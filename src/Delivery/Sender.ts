@@ -26,7 +26,7 @@ import { webhookHeaderRules } from "../Domain/Integration.js"
 import { type DeliveryTarget, IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
 import { deliveryAttemptDuration, deliveryAttemptsOf, deliveryDeadOf, deliveryLatency } from "../Observability/Metrics.js"
-import { Workspaces } from "../Workspaces/Workspaces.js"
+import { type WebhookSecrets, Workspaces } from "../Workspaces/Workspaces.js"
 import { DeliveriesRepo } from "./Repo.js"
 import { nextAttempt, parseRetryAfter } from "./Retry.js"
 import { signatureHeaders } from "./Signature.js"
@@ -48,6 +48,21 @@ interface AttemptResult {
   readonly snippet: string | null
   readonly retryAfter: string | undefined
   /** Retrying cannot help: the event is dead at once. */
+  readonly final: boolean
+}
+
+/** Where and how a batch's attempts to one integration are sent. */
+interface Route {
+  readonly url: string
+  readonly host: string
+  /** The integration's custom headers and the User-Agent; each attempt adds its signature. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly secrets: WebhookSecrets
+}
+
+/** Why a batch's attempts to one integration are not sent; `final`: retrying cannot help. */
+interface Unsent {
+  readonly error: string
   readonly final: boolean
 }
 
@@ -117,10 +132,11 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
       )
 
     /**
-     * Everything up to the POST, with the event's integration as loaded for its batch (none: deleted); a
-     * failure here is the attempt's failure, not the job's.
+     * What every attempt of a batch to one integration shares, made once for the batch: where to POST,
+     * the headers every attempt sends, the workspace's secrets opened; or why nothing can be sent (the
+     * integration deleted or disabled, an internal address in production, a secret that cannot be read).
      */
-    const attempt = (event: Delivery, target: Option.Option<DeliveryTarget>) =>
+    const route = (target: Option.Option<DeliveryTarget>): Effect.Effect<Route | Unsent> =>
       Effect.gen(function*() {
         if (Option.isNone(target)) return { error: "Integration deleted", final: true } as const
         const settings = target.value.integration.settings
@@ -136,41 +152,48 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           return { error: `SSRF guard: ${literal} is internal; refused in production mode`, final: true } as const
         }
         const secrets = yield* workspaces.openWebhookSecrets(target.value.secrets)
-        const startedAt = yield* DateTime.now
-        const custom = sendable(settings.webhook.headers)
-        // Signed afresh on every attempt: a new timestamp, the same bytes.
-        const headers = {
-          ...custom,
-          "User-Agent": USER_AGENT,
-          ...signatureHeaders({
-            secret: secrets.current,
-            previousSecret: Option.getOrUndefined(secrets.previous),
-            id: event.id,
-            timestamp: Math.floor(startedAt.epochMillis / 1000),
-            body: event.body
-          })
-        }
-        yield* Effect.annotateCurrentSpan({ "server.address": hostOf(url) })
-        const result = yield* post(url, headers, event.body)
-        const finished = yield* DateTime.now
-        return { ...result, startedAt, latencyMs: finished.epochMillis - startedAt.epochMillis }
+        return {
+          url,
+          host: hostOf(url),
+          headers: { ...sendable(settings.webhook.headers), "User-Agent": USER_AGENT },
+          secrets
+        } satisfies Route
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.failCause(cause)
             : Effect.succeed({ error: `Not sent: ${messageOf(cause)}`.slice(0, 1000), final: false } as const)
-        ),
-        Effect.flatMap((result): Effect.Effect<AttemptResult> =>
-          "startedAt" in result ? Effect.succeed(result) : Effect.map(DateTime.now, (startedAt) => ({
-            startedAt,
-            latencyMs: 0,
-            statusCode: null,
-            snippet: null,
-            retryAfter: undefined,
-            ...result
-          }))
         )
       )
+
+    /** The POST of `event` by its integration's route, signed afresh on every attempt: a new timestamp, the same bytes. */
+    const attempt = (event: Delivery, to: Route | Unsent): Effect.Effect<AttemptResult> =>
+      "url" in to
+        ? Effect.gen(function*() {
+          const startedAt = yield* DateTime.now
+          const headers = {
+            ...to.headers,
+            ...signatureHeaders({
+              secret: to.secrets.current,
+              previousSecret: Option.getOrUndefined(to.secrets.previous),
+              id: event.id,
+              timestamp: Math.floor(startedAt.epochMillis / 1000),
+              body: event.body
+            })
+          }
+          yield* Effect.annotateCurrentSpan({ "server.address": to.host })
+          const result = yield* post(to.url, headers, event.body)
+          const finished = yield* DateTime.now
+          return { ...result, startedAt, latencyMs: finished.epochMillis - startedAt.epochMillis }
+        })
+        : Effect.map(DateTime.now, (startedAt) => ({
+          startedAt,
+          latencyMs: 0,
+          statusCode: null,
+          snippet: null,
+          retryAfter: undefined,
+          ...to
+        }))
 
     const log = (event: Delivery, number: number, result: AttemptResult) =>
       Effect.annotateLogs({
@@ -306,7 +329,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
       }).pipe(sql.withTransaction, Effect.orDie)
 
     /** One event's attempt, under its own span; its metrics and span attributes. */
-    const attemptOne = (event: Delivery, target: Option.Option<DeliveryTarget>) =>
+    const attemptOne = (event: Delivery, to: Route | Unsent) =>
       Effect.gen(function*() {
         yield* Effect.annotateCurrentSpan({
           "event.id": event.id,
@@ -315,7 +338,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           "integration.id": event.integrationId,
           "workspace.id": event.workspaceId
         })
-        const result = yield* attempt(event, target)
+        const result = yield* attempt(event, to)
         const outcome = result.error === null ? "delivered" : result.statusCode === 410 ? "gone" : "failed"
         yield* Metric.increment(deliveryAttemptsOf(event.event, outcome))
         yield* Metric.update(deliveryAttemptDuration, result.latencyMs / 1000)
@@ -341,6 +364,9 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         const targets = integrationIds.length === 0
           ? new Map<IntegrationId, DeliveryTarget>()
           : yield* integrations.findForDelivery(integrationIds)
+        const routes = new Map(
+          yield* Effect.forEach(integrationIds, (id) => Effect.map(route(Option.fromNullable(targets.get(id))), (to) => [id, to] as const))
+        )
         // Each event's span covers its attempt and its settlement, as a child of its job's.
         const spans = yield* Effect.forEach(items, ({ span }) =>
           // No stack trace: it would point into the sender's loop, and capturing one costs more than the span.
@@ -352,7 +378,8 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           if (event === undefined) return Effect.succeed(Outcome.Dead({ error: `Event ${eventId} not found` }))
           // Settled since this job was queued; a replay sets it pending again.
           if (event.status === "delivered" || event.status === "dead") return Effect.succeed(Outcome.Done())
-          return attemptOne(event, Option.fromNullable(targets.get(event.integrationId))).pipe(
+          const to = routes.get(event.integrationId) ?? { error: "Integration deleted", final: true }
+          return attemptOne(event, to).pipe(
             Effect.map((result) => ({ event, result, span })),
             Effect.withParentSpan(span)
           )
