@@ -352,11 +352,18 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         AND status = 'running' AND locked_until < now()
       RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie, Effect.uninterruptible)
 
-    /** Milliseconds until the next pending job of `kinds` is due, if one is scheduled in the future. */
-    const nextDue = (kinds: ReadonlyArray<string>) =>
+    /**
+     * Milliseconds until the next pending job of `kinds` is due (0 or less: due already), among those due
+     * after `since` (Unix ms): the time a claim that found nothing more began. A job due before that
+     * was seen by the claim and left (its group at its share); one that fell due while the claim and
+     * this ran was not, and is claimed at once rather than at the next wake.
+     */
+    const nextDue = (kinds: ReadonlyArray<string>, since: number) =>
       sql<{ readonly wait: number | null }>`
         SELECT (extract(epoch FROM min(run_at) - now()) * 1000)::float8 AS wait
-        FROM jobs WHERE status = 'pending' AND NOT blocked AND run_at > now() AND kind IN ${sql.in(kinds)}`.pipe(
+        FROM jobs
+        WHERE status = 'pending' AND NOT blocked AND run_at > to_timestamp(${since / 1000}::float8)
+          AND kind IN ${sql.in(kinds)}`.pipe(
         Effect.map((rows) => Option.fromNullable(rows[0]?.wait)),
         Effect.orDie,
         Effect.uninterruptible

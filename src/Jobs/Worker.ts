@@ -259,8 +259,9 @@ export const WorkersLive = Layer.scopedDiscard(
           )
         }
 
-        const idle = Effect.gen(function*() {
-          const due = yield* queue.nextDue(lane.kinds)
+        /** Waits for a wake, or for the next job's due time (of those due after `since`), or the poll. */
+        const idle = (since: number) => Effect.gen(function*() {
+          const due = yield* queue.nextDue(lane.kinds, since)
           // Deadlines, not durations: a notification that arrives meanwhile recomputes the wait, and must
           // not restart it. (Durations were: with a notification every 250 ms, the next job's wait began
           // again at each one, and a tenth of debounced replies left 250 ms to 1 s late.)
@@ -268,9 +269,11 @@ export const WorkersLive = Layer.scopedDiscard(
           const pollAt = started + Duration.toMillis(config.pollInterval)
           const dueAt = Option.match(due, { onNone: () => Number.POSITIVE_INFINITY, onSome: (wait) => started + wait })
           while (true) {
+            // Closed before `announced` is read: a notification in between opens it again, so its due
+            // time is never read too late and then slept past (to the next wake, a message later).
+            yield* rescheduled.close
             const now = yield* Clock.currentTimeMillis
             const wait = Math.max(0, Math.min(pollAt, dueAt, yield* Ref.get(announced)) - now)
-            yield* rescheduled.close
             const woke = yield* Effect.raceFirst(
               Effect.as(wakeup.await, "wake" as const),
               Effect.raceFirst(
@@ -294,7 +297,7 @@ export const WorkersLive = Layer.scopedDiscard(
             Effect.tap(launch),
             Effect.uninterruptible
           )
-          if (claimed.length === 0) yield* idle
+          if (claimed.length === 0) yield* idle(now)
         })
 
         const onNotification = (due: number) =>

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as crypto from "node:crypto"
@@ -28,6 +29,8 @@ const Boom = Job.define("boom", { payload: Schema.Struct({}) })
 const Unknown = Job.define("no-such-kind", { payload: Schema.Struct({}) })
 const Ordered = Job.define("ordered", { payload: Schema.Struct({ n: Schema.Number }), orderedBy: "conversation" })
 const Batched = Job.define("batched", { payload: Schema.Struct({ n: Schema.Number }) })
+/** A kind no lane runs: its jobs stay where a test puts them. */
+const Probe = Job.define("next-due-probe", { payload: Schema.Struct({}) })
 
 /**
  * What the batch handler was given, one entry per call: each item's `n` and the job id on its span.
@@ -398,6 +401,22 @@ describe("worker pool", () => {
         yield* Fiber.interrupt(notifying)
         // Due at 900 ms; with the wait restarted by each notification it ran after them, past 2.6 s.
         expect(took).toBeLessThan(1_800)
+      }))
+
+    it.effect("the idle wait counts a job that fell due after the last claim began, not one that claim left", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const sql = yield* SqlClient.SqlClient
+        const id = yield* queue.enqueue(Probe, {}, { delay: "1 hour" })
+        yield* sql`UPDATE jobs SET run_at = now() - interval '200 milliseconds' WHERE id = ${id}`
+        const now = Date.now()
+        // A claim that began a second ago could not have seen it due: it is due now, so no wait at all.
+        // (Counting only jobs due after now, it was skipped until the next wake: 250 ms late in the bench.)
+        const missed = yield* queue.nextDue([Probe.name], now - 1_000)
+        expect(Option.getOrThrow(missed)).toBeLessThanOrEqual(0)
+        // A claim that began after it fell due saw it and left it (its group at its share): no wait for it.
+        expect(Option.isNone(yield* queue.nextDue([Probe.name], now))).toBe(true)
+        yield* sql`DELETE FROM jobs WHERE id = ${id}`
       }))
 
     // The embedded database has no LISTEN (its notifications are in-process).
