@@ -54,7 +54,7 @@ import { CONNECTED, listen } from "./Listener.js"
 import { JOBS_CHANNEL, JobQueue } from "./Queue.js"
 
 /** Most jobs one claim takes (more free slots: claimed in several rounds). */
-const CLAIM_BATCH = 32
+const CLAIM_BATCH = 64
 
 /** Default backoff for failed jobs: 1 s, 2 s, 4 s… capped at 5 minutes. */
 const backoff = (attempts: number) => Duration.millis(Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1)))
@@ -293,11 +293,12 @@ export const WorkersLive = Layer.scopedDiscard(
           const now = yield* Clock.currentTimeMillis
           yield* Ref.update(announced, (due) => (due <= now ? Number.POSITIVE_INFINITY : due))
           yield* wakeup.close
-          const claimed = yield* queue.claim(instance, lane, Math.min(free, CLAIM_BATCH)).pipe(
-            Effect.tap(launch),
-            Effect.uninterruptible
-          )
-          if (claimed.length === 0) yield* idle(now)
+          const asked = Math.min(free, CLAIM_BATCH)
+          const claimed = yield* queue.claim(instance, lane, asked).pipe(Effect.tap(launch), Effect.uninterruptible)
+          // Fewer than asked: the claim took every job claimable at that moment. What makes another one
+          // claimable opens `wakeup` (a notification, a job of this lane ending here) or is due by the
+          // idle wait's deadline, so claiming again at once would only come back empty.
+          if (claimed.length < asked) yield* idle(now)
         })
 
         const onNotification = (due: number) =>
