@@ -53,6 +53,25 @@ const seconds = (duration: Duration.DurationInput) => Duration.toMillis(duration
 
 const claimedColumns = "id, kind, payload, attempts, trace_context, conversation_id, group_key"
 
+/** A row of a claim: one per job taken (none: one row without a job), each with the round's figures. */
+const ClaimRow = Schema.Struct({
+  job: Schema.NullOr(Claimed),
+  wait: Schema.NullOr(Schema.Number),
+  leftBehind: Schema.Boolean
+})
+
+/** What one claim took, and what its dispatcher should wait for next. */
+export interface Round {
+  readonly jobs: ReadonlyArray<Claimed>
+  /** Milliseconds until the next pending job of the lane falls due (none: no job waits for a time). */
+  readonly wait: Option.Option<number>
+  /**
+   * Whether due jobs were left for a group at its share: then a job of the lane ending may let them
+   * run, and the dispatcher claims again. Without them, a job ending frees nothing to claim.
+   */
+  readonly leftBehind: boolean
+}
+
 /** How one run of a job ended, as the instance that ran it reports it. */
 interface Settlement {
   readonly instance: string
@@ -255,7 +274,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         limit: Schema.Number,
         perGroup: Schema.Number
       }),
-      Result: Claimed,
+      Result: ClaimRow,
       execute: ({ instance, kinds, limit, perGroup }) =>
         // The statement's estimates are kept small on purpose (an array the planner sees whole, constant
         // limits): inflated ones made PostgreSQL JIT-compile it, 870 ms per claim.
@@ -323,26 +342,67 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
                 SELECT id FROM jobs WHERE id IN (SELECT id FROM chosen) AND status = 'pending'
                 FOR UPDATE SKIP LOCKED)
                 AND status = 'pending'
-              RETURNING ${claimed}, run_at, seq)
-            SELECT ${claimed} FROM taken ORDER BY run_at, seq`
+              RETURNING ${claimed}, run_at, seq),
+            -- Due jobs left for a group at its share (after this claim): one of its jobs ending frees
+            -- a place for them. (Every part of the statement sees the same snapshot: the jobs just
+            -- taken still look pending, hence the NOT IN.)
+            left_behind AS (
+              SELECT EXISTS (
+                SELECT 1 FROM groups g
+                WHERE g.group_key IS NOT NULL
+                  AND coalesce((SELECT b.running FROM busy b WHERE b.group_key = g.group_key), 0)
+                      + (SELECT count(*) FROM taken t WHERE t.group_key = g.group_key) >= ${perGroup}
+                  AND EXISTS (
+                    SELECT 1 FROM jobs j
+                    WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = g.kind AND j.group_key = g.group_key
+                      AND j.run_at <= now() AND j.id NOT IN (SELECT t.id FROM taken t))) AS value),
+            -- The wait until the next job falls due, in the same snapshot: a job due before it was
+            -- this claim's to take (or to leave, above), and one queued after it announces itself.
+            -- The first of each kind by the index (a min() over all kinds read every future job).
+            next_due AS (
+              SELECT (extract(epoch FROM min(d.run_at) - now()) * 1000)::float8 AS wait
+              FROM lane l
+              CROSS JOIN LATERAL (
+                SELECT j.run_at FROM jobs j
+                WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = l.kind AND j.run_at > now()
+                ORDER BY j.run_at LIMIT 1) d)
+          SELECT CASE WHEN t.id IS NULL THEN NULL ELSE jsonb_build_object(
+                   'id', t.id, 'kind', t.kind, 'payload', t.payload, 'attempts', t.attempts,
+                   'traceContext', t.trace_context, 'conversationId', t.conversation_id, 'groupKey', t.group_key)
+                 END AS job,
+                 n.wait, l.value AS left_behind
+          FROM next_due n CROSS JOIN left_behind l LEFT JOIN taken t ON true
+          ORDER BY t.run_at, t.seq`
     })
 
     // The pool's bookkeeping statements are uninterruptible: they take milliseconds, and interrupting
     // one mid-flight makes sql-pg send pg_cancel_backend, which on a one-connection pool (PGlite) waits
     // for the very connection it means to cancel, and leaves a claim's outcome unknown.
 
-    /** Up to `limit` due jobs of `lane`, leased to `instance`, oldest first, each group within its share. */
-    const claim = (instance: string, lane: Lane, limit: number): Effect.Effect<ReadonlyArray<Claimed>> =>
+    /**
+     * Up to `limit` due jobs of `lane`, leased to `instance`, oldest first, each group within its share;
+     * with what the dispatcher needs to wait well when it took fewer than it asked for (see `Round`).
+     */
+    const claimRound = (instance: string, lane: Lane, limit: number): Effect.Effect<Round> =>
       claimMany({ instance, kinds: lane.kinds, limit, perGroup: lane.perGroup }).pipe(
+        Effect.map((rows): Round => ({
+          jobs: rows.flatMap((row) => row.job === null ? [] : [row.job]),
+          wait: Option.fromNullable(rows[0]?.wait ?? null),
+          leftBehind: rows[0]?.leftBehind ?? true
+        })),
         Effect.orDie,
         Effect.uninterruptible,
-        Effect.tap((jobs) =>
+        Effect.tap(({ jobs }) =>
           Effect.forEach(jobs, (job) => Metric.increment(jobsClaimedOf(job.kind)), {
             discard: true
           })
         ),
         Effect.withSpan("JobQueue.claim", { attributes: { "job.lane": lane.name } })
       )
+
+    /** The jobs of a `claimRound`. */
+    const claim = (instance: string, lane: Lane, limit: number): Effect.Effect<ReadonlyArray<Claimed>> =>
+      Effect.map(claimRound(instance, lane, limit), (round) => round.jobs)
 
     /** Jobs whose lease expired (their instance died or stalled) become pending again. */
     const reap = sql<{ readonly id: JobId }>`
@@ -351,23 +411,6 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         SELECT id FROM jobs WHERE status = 'running' AND locked_until < now() ORDER BY id FOR UPDATE SKIP LOCKED)
         AND status = 'running' AND locked_until < now()
       RETURNING id`.pipe(Effect.map((rows) => rows.length), Effect.orDie, Effect.uninterruptible)
-
-    /**
-     * Milliseconds until the next pending job of `kinds` is due (0 or less: due already), among those due
-     * after `since` (Unix ms): the time a claim that found nothing more began. A job due before that
-     * was seen by the claim and left (its group at its share); one that fell due while the claim and
-     * this ran was not, and is claimed at once rather than at the next wake.
-     */
-    const nextDue = (kinds: ReadonlyArray<string>, since: number) =>
-      sql<{ readonly wait: number | null }>`
-        SELECT (extract(epoch FROM min(run_at) - now()) * 1000)::float8 AS wait
-        FROM jobs
-        WHERE status = 'pending' AND NOT blocked AND run_at > to_timestamp(${since / 1000}::float8)
-          AND kind IN ${sql.in(kinds)}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]?.wait)),
-        Effect.orDie,
-        Effect.uninterruptible
-      )
 
     /** Renews the leases of every job `instance` runs; returns the ids it still holds. */
     const heartbeat = (instance: string) =>
@@ -382,13 +425,25 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         Effect.uninterruptible
       )
 
-    /** A job that ends (done or dead) lets the next one of its conversation run, if it waits for it. */
+    /**
+     * A job that ends (done or dead) lets the next one of its conversation run, if it waits for it.
+     * True when the statement made a job claimable: one let run, or one due again (a rerun).
+     */
     const ending = (update: Statement.Fragment) =>
-      sql`WITH settled AS (${update} RETURNING id, status, ordered, conversation_id, kind)
-          SELECT parley_unblock_next(conversation_id, kind, id) FROM settled
+      sql<{ readonly unblocked: boolean | null; readonly reruns: number }>`
+        WITH settled AS (${update} RETURNING id, status, ordered, conversation_id, kind),
+        unblocked AS (
+          SELECT parley_unblock_next(conversation_id, kind, id) AS freed FROM settled
           WHERE ordered AND status IN ('done', 'dead')
           -- The conversations' locks in one order (evaluated after the sort: the function is volatile).
-          ORDER BY conversation_id`
+          ORDER BY conversation_id)
+        -- An aggregate reads every row (an EXISTS would stop at the first, leaving the rest blocked),
+        -- and each column is computed.
+        SELECT (SELECT bool_or(freed) FROM unblocked) AS unblocked,
+               (SELECT count(*) FROM settled WHERE status = 'pending')::int AS reruns`.pipe(
+        Effect.map((rows) => (rows[0]?.unblocked ?? false) || (rows[0]?.reruns ?? 0) > 0),
+        Effect.orDie
+      )
 
     /** A done job: due again at once if a rerun was asked for meanwhile (`runNow`), else finished. */
     const doneColumns = sql`status = CASE WHEN rerun THEN 'pending' ELSE 'done' END,
@@ -416,13 +471,18 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
      * Records how a run ended. A rerun asked for meanwhile (`runNow`) makes the job due again at once,
      * whatever the outcome. A finished job keeps `locked_by`: which instance ran it.
      */
-    const settleOne = ({ instance, job, outcome }: Settlement) => {
+    const settleOne = ({ instance, job, outcome }: Settlement): Effect.Effect<boolean> => {
       // The claim's attempt number too: a run this instance abandoned (lease lost) must not settle the
       // claim it made again of the same job.
       const guard = sql`id = ${job.id} AND locked_by = ${instance} AND status = 'running' AND attempts = ${job.attempts}`
-      const statement = Outcome.$match(outcome, {
+      return Outcome.$match(outcome, {
         Done: () => ending(sql`UPDATE jobs SET ${doneColumns} WHERE ${guard}`),
-        Retry: ({ delay, error }) => sql`UPDATE jobs SET ${retryColumns(sql`${seconds(delay)}`, sql`${error}`)} WHERE ${guard}`,
+        // Pending again, after its delay or at once: the dispatcher looks again either way.
+        Retry: ({ delay, error }) =>
+          sql`UPDATE jobs SET ${retryColumns(sql`${seconds(delay)}`, sql`${error}`)} WHERE ${guard}`.pipe(
+            Effect.as(true),
+            Effect.orDie
+          ),
         Dead: ({ error }) =>
           ending(sql`UPDATE jobs SET status = CASE WHEN rerun THEN 'pending' ELSE 'dead' END,
                   finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
@@ -430,16 +490,12 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
                   locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()
               WHERE ${guard}`)
       })
-      return statement.pipe(Effect.asVoid, Effect.orDie)
     }
 
     /** Done jobs in one statement (see `lockedRunning`). */
     const settleDone = (settlements: ReadonlyArray<Settlement>) => {
       const rows = JSON.stringify(settlements.map(({ instance, job }) => ({ id: job.id, attempts: job.attempts, instance })))
-      return ending(sql`UPDATE jobs SET ${doneColumns} WHERE id IN (${lockedRunning(rows)}) AND status = 'running'`).pipe(
-        Effect.asVoid,
-        Effect.orDie
-      )
+      return ending(sql`UPDATE jobs SET ${doneColumns} WHERE id IN (${lockedRunning(rows)}) AND status = 'running'`)
     }
 
     /** Jobs to be retried, each after its own delay, in one statement (see `lockedRunning`). */
@@ -452,29 +508,37 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       return sql`UPDATE jobs SET ${retryColumns(sql`s.delay`, sql`s.error`)}
           FROM jsonb_to_recordset(${rows}::jsonb) AS s(id uuid, delay float8, error text)
           WHERE jobs.id = s.id AND jobs.id IN (${lockedRunning(rows)}) AND jobs.status = 'running'`.pipe(
-        Effect.asVoid,
+        Effect.as(true),
         Effect.orDie
       )
     }
 
-    /** Records how one run ended (see `settleOne`). */
-    const settle = (job: Claimed, instance: string, outcome: Outcome): Effect.Effect<void> =>
+    /**
+     * Records how one run ended (see `settleOne`). True when that may have made a job claimable (one
+     * let run after it, a rerun, a retry): the dispatcher should look again.
+     */
+    const settle = (job: Claimed, instance: string, outcome: Outcome): Effect.Effect<boolean> =>
       settleOne({ instance, job, outcome }).pipe(Effect.uninterruptible)
 
     /**
      * Records how the runs of a batch ended: the done ones in one statement, the retried ones in another,
-     * the dead ones (few) one by one.
+     * the dead ones (few) one by one. True as for `settle`.
      */
     const settleMany = (instance: string, ended: ReadonlyArray<{ readonly job: Claimed; readonly outcome: Outcome }>) => {
       const settlements = ended.map(({ job, outcome }) => ({ instance, job, outcome }))
       const byOutcome = (tag: Outcome["_tag"]) => settlements.filter(({ outcome }) => outcome._tag === tag)
-      const together = (group: ReadonlyArray<Settlement>, many: (group: ReadonlyArray<Settlement>) => Effect.Effect<void>) =>
-        group.length > 1 ? many(group) : Effect.forEach(group, settleOne, { discard: true })
+      const one = (group: ReadonlyArray<Settlement>) =>
+        Effect.map(Effect.forEach(group, settleOne), (freed) => freed.some((f) => f))
+      const together = (group: ReadonlyArray<Settlement>, many: (group: ReadonlyArray<Settlement>) => Effect.Effect<boolean>) =>
+        group.length > 1 ? many(group) : one(group)
       return Effect.all([
         together(byOutcome("Done"), settleDone),
         together(byOutcome("Retry"), settleRetries),
-        Effect.forEach(byOutcome("Dead"), settleOne, { discard: true })
-      ], { discard: true }).pipe(Effect.uninterruptible)
+        one(byOutcome("Dead"))
+      ]).pipe(
+        Effect.map((freed) => freed.some((f) => f)),
+        Effect.uninterruptible
+      )
     }
 
     /** Gives a job back untouched (shutdown): due again at once, its attempt not counted. */
@@ -521,9 +585,9 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       enqueue,
       runNow,
       replaceMany,
+      claimRound,
       claim,
       reap,
-      nextDue,
       heartbeat,
       settle,
       settleMany,

@@ -24,6 +24,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
 import * as Layer from "effect/Layer"
@@ -158,8 +159,9 @@ export const WorkersLive = Layer.scopedDiscard(
         const outcome = yield* run
         yield* report(job, started, outcome)
         yield* Effect.annotateCurrentSpan({ "job.outcome": outcome._tag })
-        yield* queue.settle(job, instance, outcome)
+        const freed = yield* queue.settle(job, instance, outcome)
         yield* counted(job, outcome)
+        return freed
       }).pipe(Effect.withSpan(`Job.${job.kind}`, spanOptions(job)))
     }
 
@@ -191,8 +193,9 @@ export const WorkersLive = Layer.scopedDiscard(
           span.attribute("job.outcome", outcome._tag)
           return report(job, started, outcome).pipe(Effect.withParentSpan(span))
         }, { discard: true })
-        yield* queue.settleMany(instance, ended)
+        const freed = yield* queue.settleMany(instance, ended)
         yield* Effect.forEach(ended, ({ job, outcome }) => counted(job, outcome), { discard: true })
+        return freed
       }).pipe(
         Effect.withSpan(`JobBatch.${handler.name}`, { attributes: { "job.kind": handler.name, "job.count": jobs.length } }),
         Effect.scoped
@@ -211,23 +214,37 @@ export const WorkersLive = Layer.scopedDiscard(
         const rescheduled = yield* Effect.makeLatch(false)
         /** The earliest due time (Unix ms) announced by a notification and not reached yet. */
         const announced = yield* Ref.make(Number.POSITIVE_INFINITY)
+        /**
+         * Whether the last claim left due jobs for a group at its share (`Round.leftBehind`): then a job
+         * ending may let them run. True while a claim runs, whose answer is not known yet.
+         */
+        const leftBehind = yield* Ref.make(true)
+
+        /**
+         * After jobs end: their slots are free, and the dispatcher looks again only if that may find a
+         * job — their settlement made one claimable (`freed`: the next of a conversation, a rerun, a
+         * retry), the last claim left some for a group at its share, or the run did not end normally.
+         * Otherwise the claim would come back empty (two of a message's 39 statements were such claims).
+         */
+        const ended = (jobs: ReadonlyArray<Claimed>, exit: Exit.Exit<boolean, unknown>) =>
+          Effect.gen(function*() {
+            yield* Ref.update(inFlight, (n) => n - jobs.length)
+            yield* slotFreed.open
+            const freed = Exit.isFailure(exit) || exit.value || (yield* Ref.get(leftBehind))
+            if (freed) yield* wakeup.open
+          })
 
         /**
          * Forks just-claimed jobs (one, or a batch run together). Called uninterruptibly: the fork
          * inherits that, registers the release and the slots' return, and only then lets the jobs
          * themselves be interrupted.
          */
-        const start = (jobs: ReadonlyArray<Claimed>, run: Effect.Effect<void, unknown>) =>
+        const start = (jobs: ReadonlyArray<Claimed>, run: Effect.Effect<boolean, unknown>) =>
           Ref.update(inFlight, (n) => n + jobs.length).pipe(
             Effect.zipRight(
               Effect.interruptible(run).pipe(
                 Effect.onInterrupt(() => Effect.forEach(jobs, (job) => queue.release(job, instance), { discard: true })),
-                // Finished jobs free slots, and may let the next job of their conversations run.
-                Effect.ensuring(
-                  Effect.all([Ref.update(inFlight, (n) => n - jobs.length), slotFreed.open, wakeup.open], {
-                    discard: true
-                  })
-                ),
+                Effect.onExit((exit) => ended(jobs, exit)),
                 Effect.forkDaemon
               )
             ),
@@ -259,9 +276,8 @@ export const WorkersLive = Layer.scopedDiscard(
           )
         }
 
-        /** Waits for a wake, or for the next job's due time (of those due after `since`), or the poll. */
-        const idle = (since: number) => Effect.gen(function*() {
-          const due = yield* queue.nextDue(lane.kinds, since)
+        /** Waits for a wake, or for the next job's due time (`due`: ms from now, from the claim), or the poll. */
+        const idle = (due: Option.Option<number>) => Effect.gen(function*() {
           // Deadlines, not durations: a notification that arrives meanwhile recomputes the wait, and must
           // not restart it. (Durations were: with a notification every 250 ms, the next job's wait began
           // again at each one, and a tenth of debounced replies left 250 ms to 1 s late.)
@@ -293,12 +309,17 @@ export const WorkersLive = Layer.scopedDiscard(
           const now = yield* Clock.currentTimeMillis
           yield* Ref.update(announced, (due) => (due <= now ? Number.POSITIVE_INFINITY : due))
           yield* wakeup.close
+          yield* Ref.set(leftBehind, true)
           const asked = Math.min(free, CLAIM_BATCH)
-          const claimed = yield* queue.claim(instance, lane, asked).pipe(Effect.tap(launch), Effect.uninterruptible)
+          const round = yield* queue.claimRound(instance, lane, asked).pipe(
+            Effect.tap(({ jobs }) => launch(jobs)),
+            Effect.uninterruptible
+          )
+          yield* Ref.set(leftBehind, round.leftBehind)
           // Fewer than asked: the claim took every job claimable at that moment. What makes another one
           // claimable opens `wakeup` (a notification, a job of this lane ending here) or is due by the
           // idle wait's deadline, so claiming again at once would only come back empty.
-          if (claimed.length < asked) yield* idle(now)
+          if (round.jobs.length < asked) yield* idle(round.wait)
         })
 
         const onNotification = (due: number) =>

@@ -6,6 +6,7 @@ import fairQueue from "./0004_fair_queue.js"
 import replyMetadata from "./0005_reply_metadata.js"
 import aiSettings from "./0006_ai_settings.js"
 import blockedJobs from "./0007_blocked_jobs.js"
+import unblockReports from "./0008_unblock_reports.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -15,7 +16,8 @@ const all = {
   "0004_fair_queue": fairQueue,
   "0005_reply_metadata": replyMetadata,
   "0006_ai_settings": aiSettings,
-  "0007_blocked_jobs": blockedJobs
+  "0007_blocked_jobs": blockedJobs,
+  "0008_unblock_reports": unblockReports
 }
 
 export const migrations = Migrator.fromRecord(all)
