@@ -24,6 +24,8 @@
  *   index probe or two each), skips those at their share without reading them, and reads up to a share
  *   of only the groups whose oldest due job is among the oldest. `reap` makes jobs whose lease expired
  *   (their instance died) pending again, which keeps the claim to an index range of due pending jobs.
+ *   The statement is the function `parley_claim` (migration 0008; change it with a new migration), so
+ *   that each connection plans it once: planning was most of a claim's time on an idle queue.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
@@ -50,8 +52,6 @@ const currentTraceContext = Effect.currentSpan.pipe(
 )
 
 const seconds = (duration: Duration.DurationInput) => Duration.toMillis(duration) / 1000
-
-const claimedColumns = "id, kind, payload, attempts, trace_context, conversation_id, group_key"
 
 /** A row of a claim: one per job taken (none: one row without a job), each with the round's figures. */
 const ClaimRow = Schema.Struct({
@@ -92,7 +92,6 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const lease = yield* AppConfig.JobLease
-    const claimed = sql.literal(claimedColumns)
     const { embedded } = yield* DatabaseKind
     // The embedded database has no LISTEN: its notifications are published here, to this process's pool.
     // Its single connection makes that safe before commit: a claim waits for the enqueuing transaction.
@@ -257,16 +256,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       }).pipe(inTransaction)
     }, Effect.orDie)
 
-    /**
-     * A job `j` that may run now: pending, not waiting, due, and the first live one of its conversation
-     * (the order check stays: a blocked flag only spares the claim from reading the jobs that wait).
-     */
-    const runnable = sql`j.status = 'pending' AND NOT j.blocked AND j.run_at <= now()
-      AND (NOT j.ordered OR NOT EXISTS (
-        SELECT 1 FROM jobs e
-        WHERE e.ordered AND e.conversation_id = j.conversation_id AND e.kind = j.kind
-          AND e.seq < j.seq AND e.status IN ('pending', 'running')))`
-
+    /** The claim: `parley_claim` (migration 0008), one statement whose plan each connection keeps. */
     const claimMany = SqlSchema.findAll({
       Request: Schema.Struct({
         instance: Schema.String,
@@ -276,103 +266,8 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       }),
       Result: ClaimRow,
       execute: ({ instance, kinds, limit, perGroup }) =>
-        // The statement's estimates are kept small on purpose (an array the planner sees whole, constant
-        // limits): inflated ones made PostgreSQL JIT-compile it, 870 ms per claim.
-        sql`WITH RECURSIVE lane AS (
-              SELECT unnest(string_to_array(${kinds.join(",")}, ',')) AS kind),
-            -- The groups with ready jobs, one index probe each (a loose index scan of jobs_ready_idx).
-            groups AS (
-              SELECT l.kind, (
-                  SELECT j.group_key FROM jobs j
-                  WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = l.kind AND j.group_key IS NOT NULL
-                  ORDER BY j.group_key LIMIT 1) AS group_key
-              FROM lane l
-              UNION ALL
-              SELECT g.kind, (
-                  SELECT j.group_key FROM jobs j
-                  WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = g.kind AND j.group_key > g.group_key
-                  ORDER BY j.group_key LIMIT 1)
-              FROM groups g WHERE g.group_key IS NOT NULL),
-            busy AS (
-              SELECT group_key, count(*) AS running FROM jobs
-              WHERE status = 'running' AND kind IN ${sql.in(kinds)} AND group_key IS NOT NULL
-              GROUP BY group_key),
-            -- The groups whose oldest due job is among the oldest: no other group can have a job among
-            -- the oldest ones claimed. A group at its share is not read at all.
-            heads AS (
-              SELECT g.kind, g.group_key FROM groups g
-              CROSS JOIN LATERAL (
-                SELECT j.run_at, j.seq FROM jobs j
-                WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = g.kind AND j.group_key = g.group_key
-                  AND j.run_at <= now()
-                ORDER BY j.run_at, j.seq LIMIT 1) h
-              WHERE g.group_key IS NOT NULL
-                AND coalesce((SELECT b.running FROM busy b WHERE b.group_key = g.group_key), 0) < ${perGroup}
-              ORDER BY h.run_at, h.seq
-              LIMIT ${limit}),
-            -- Those groups' oldest runnable jobs, up to a share each; and the ungrouped ones.
-            candidates AS (
-              SELECT c.* FROM heads g
-              CROSS JOIN LATERAL (
-                SELECT j.id, j.group_key, j.run_at, j.seq FROM jobs j
-                WHERE j.kind = g.kind AND j.group_key = g.group_key AND ${runnable}
-                ORDER BY j.run_at, j.seq
-                LIMIT ${Math.min(limit, perGroup)}) c
-              UNION ALL
-              (SELECT j.id, j.group_key, j.run_at, j.seq FROM jobs j
-               WHERE j.kind IN ${sql.in(kinds)} AND j.group_key IS NULL AND ${runnable}
-               ORDER BY j.run_at, j.seq
-               LIMIT ${limit})),
-            -- A group's share holds across the lane's kinds too.
-            chosen AS (
-              SELECT c.id FROM (
-                SELECT c.*, row_number() OVER (PARTITION BY c.group_key ORDER BY c.run_at, c.seq) AS rank
-                FROM candidates c) c
-              WHERE c.group_key IS NULL
-                 OR c.rank + coalesce((SELECT b.running FROM busy b WHERE b.group_key = c.group_key), 0) <= ${perGroup}
-              ORDER BY c.run_at, c.seq
-              LIMIT ${limit}),
-            taken AS (
-              UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${instance},
-                  locked_until = now() + make_interval(secs => ${seconds(lease)}), updated_at = now()
-              -- The status is checked again on the locked row: another instance may have claimed
-              -- (and committed) a chosen job since this statement's snapshot; FOR UPDATE then sees
-              -- its new version, which must not be claimed a second time.
-              WHERE id IN (
-                SELECT id FROM jobs WHERE id IN (SELECT id FROM chosen) AND status = 'pending'
-                FOR UPDATE SKIP LOCKED)
-                AND status = 'pending'
-              RETURNING ${claimed}, run_at, seq),
-            -- Due jobs left for a group at its share (after this claim): one of its jobs ending frees
-            -- a place for them. (Every part of the statement sees the same snapshot: the jobs just
-            -- taken still look pending, hence the NOT IN.)
-            left_behind AS (
-              SELECT EXISTS (
-                SELECT 1 FROM groups g
-                WHERE g.group_key IS NOT NULL
-                  AND coalesce((SELECT b.running FROM busy b WHERE b.group_key = g.group_key), 0)
-                      + (SELECT count(*) FROM taken t WHERE t.group_key = g.group_key) >= ${perGroup}
-                  AND EXISTS (
-                    SELECT 1 FROM jobs j
-                    WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = g.kind AND j.group_key = g.group_key
-                      AND j.run_at <= now() AND j.id NOT IN (SELECT t.id FROM taken t))) AS value),
-            -- The wait until the next job falls due, in the same snapshot: a job due before it was
-            -- this claim's to take (or to leave, above), and one queued after it announces itself.
-            -- The first of each kind by the index (a min() over all kinds read every future job).
-            next_due AS (
-              SELECT (extract(epoch FROM min(d.run_at) - now()) * 1000)::float8 AS wait
-              FROM lane l
-              CROSS JOIN LATERAL (
-                SELECT j.run_at FROM jobs j
-                WHERE j.status = 'pending' AND NOT j.blocked AND j.kind = l.kind AND j.run_at > now()
-                ORDER BY j.run_at LIMIT 1) d)
-          SELECT CASE WHEN t.id IS NULL THEN NULL ELSE jsonb_build_object(
-                   'id', t.id, 'kind', t.kind, 'payload', t.payload, 'attempts', t.attempts,
-                   'traceContext', t.trace_context, 'conversationId', t.conversation_id, 'groupKey', t.group_key)
-                 END AS job,
-                 n.wait, l.value AS left_behind
-          FROM next_due n CROSS JOIN left_behind l LEFT JOIN taken t ON true
-          ORDER BY t.run_at, t.seq`
+        sql`SELECT job, wait, left_behind
+            FROM parley_claim(${kinds.join(",")}, ${instance}, ${limit}, ${perGroup}, ${seconds(lease)})`
     })
 
     // The pool's bookkeeping statements are uninterruptible: they take milliseconds, and interrupting

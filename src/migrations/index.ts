@@ -6,7 +6,7 @@ import fairQueue from "./0004_fair_queue.js"
 import replyMetadata from "./0005_reply_metadata.js"
 import aiSettings from "./0006_ai_settings.js"
 import blockedJobs from "./0007_blocked_jobs.js"
-import unblockReports from "./0008_unblock_reports.js"
+import queueFunctions from "./0008_queue_functions.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -17,7 +17,7 @@ const all = {
   "0005_reply_metadata": replyMetadata,
   "0006_ai_settings": aiSettings,
   "0007_blocked_jobs": blockedJobs,
-  "0008_unblock_reports": unblockReports
+  "0008_queue_functions": queueFunctions
 }
 
 export const migrations = Migrator.fromRecord(all)
