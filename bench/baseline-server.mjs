@@ -1,13 +1,14 @@
 // The baseline: a plain node:http + pg server doing Parley's exact SQL for message-received (the
 // statements of bench/lib/statements.mjs, as Parley sends them: look-ups outside the transaction, then
-// BEGIN … COMMIT on one connection), with the same pool size and the same protocol: unnamed statements,
-// parsed anew at every execution, as Parley's driver does (observed on the wire by the `sql` scenario).
+// BEGIN … COMMIT on one connection), with the same pool size and the same protocol: named statements,
+// each parsed once per connection, as Parley's connections do since 2026-11-25 (observed on the wire
+// by the `sql` scenario; before, both sent unnamed statements parsed at every execution).
 // No framework, no schema library: what the SQL costs by itself on this machine, an upper bound for Parley.
 //
-//   DATABASE_URL=postgres://… PORT=8090 [DATABASE_POOL_SIZE=10] [BASELINE_PREPARED=true] node bench/baseline-server.mjs
+//   DATABASE_URL=postgres://… PORT=8090 [DATABASE_POOL_SIZE=10] [BASELINE_PREPARED=false] node bench/baseline-server.mjs
 //
-// BASELINE_PREPARED=true uses named statements instead (parsed once per connection): what preparing
-// would save.
+// BASELINE_PREPARED=false sends unnamed statements instead (parsed and planned at every execution), as
+// Parley does with DATABASE_PREPARED_STATEMENTS=false.
 import { createHash } from "node:crypto"
 import { createServer } from "node:http"
 import pg from "pg"
@@ -27,7 +28,7 @@ const pool = new pg.Pool({
   application_name: "parley-baseline"
 })
 
-const PREPARED = process.env.BASELINE_PREPARED === "true"
+const PREPARED = process.env.BASELINE_PREPARED !== "false"
 
 const statement = (name, text) => (values, client = pool) =>
   client.query(PREPARED ? { name, text, values } : { text, values })

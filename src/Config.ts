@@ -34,6 +34,13 @@ export const EmbeddedSharedBuffers = Config.string("PARLEY_EMBEDDED_SHARED_BUFFE
 )
 export const DatabasePoolSize = Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
 
+/**
+ * Named (prepared) statements on PostgreSQL: each parsed once per connection, its plan kept. Off for a
+ * pooler that cannot carry them (PgBouncer in transaction mode before 1.21, or without
+ * `max_prepared_statements`). The embedded database always prepares.
+ */
+export const DatabasePreparedStatements = Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true))
+
 /** Every wait on PostgreSQL is bounded (not the embedded database, which cannot be unreachable). */
 export const DatabaseTimeouts = Config.all({
   /** Connecting, and waiting for a free connection of the pool. */

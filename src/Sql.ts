@@ -20,6 +20,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as String from "effect/String"
 import * as childProcess from "node:child_process"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import { createRequire } from "node:module"
@@ -65,6 +66,7 @@ const embeddedPool = (port: number) =>
         port,
         database: "postgres",
         user: "postgres",
+        Client: PreparingClient,
         max: 1,
         application_name: clientOptions.applicationName
       })
@@ -172,12 +174,74 @@ const silenceBoundedSocket = (silenceMs: number) => (): net.Socket => {
  * stopped answering, on the client (a connection silent for 2 s longer than that is closed), and a
  * transaction left open (`idle_in_transaction_session_timeout`).
  */
-const boundedPool = (url: Redacted.Redacted, poolSize: number, timeouts: AppConfig.DatabaseTimeouts) =>
+/**
+ * Most statements one connection keeps prepared (Parley sends ~150 distinct ones with parameters, each
+ * a few kB to a few tens of kB of the backend's memory with its plan); past it, new ones go unnamed.
+ */
+const PREPARED_PER_CONNECTION = 200
+
+/** Statement names by text (the text's digest), shared by every connection. */
+const statementNames = new Map<string, string>()
+
+const statementName = (text: string) => {
+  let name = statementNames.get(text)
+  if (name === undefined) {
+    name = `parley_${crypto.createHash("sha1").update(text).digest("base64url")}`
+    if (statementNames.size < 10_000) statementNames.set(text, name)
+  }
+  return name
+}
+
+/** PostgreSQL's answer to a prepared statement whose columns a migration changed (SQLSTATE 0A000). */
+const isStalePlan = (error: unknown) =>
+  error instanceof Error && "code" in error && error.code === "0A000" && /cached plan must not change result type/.test(error.message)
+
+/**
+ * A connection that prepares each statement with parameters once — a named statement: Parse is sent
+ * the first time, then only Bind and Execute, and PostgreSQL keeps its plan (its own choice between a
+ * generic plan and one per execution) — instead of parsing and planning it at every execution, which
+ * is what sql-pg's unnamed statements make it do. The pool's `Client` option is node-postgres's way to
+ * change how its connections query. A migration that changes a table's columns makes PostgreSQL refuse
+ * the statements prepared before it that return them (`SELECT *`, `RETURNING *`: during a rolling
+ * upgrade, on the instances still running): that one execution fails, and the statement is prepared
+ * again under a new name for the next.
+ */
+class PreparingClient extends pg.Client {
+  private readonly prepared = new Set<string>()
+  private readonly renamed = new Map<string, number>()
+  // node-postgres's `query` has a dozen overloads; sql-pg calls only `(text, values, callback)`.
+  override query(config: any, values?: any, callback?: any): any {
+    if (typeof config !== "string" || !Array.isArray(values) || values.length === 0 || typeof callback !== "function") {
+      return super.query(config, values, callback)
+    }
+    const generation = this.renamed.get(config)
+    const name = generation === undefined ? statementName(config) : `${statementName(config)}_${generation}`
+    if (!this.prepared.has(name) && this.prepared.size >= PREPARED_PER_CONNECTION) {
+      return super.query(config, values, callback)
+    }
+    this.prepared.add(name)
+    return super.query({ name, text: config, values }, (error: Error | null, result: pg.QueryResult) => {
+      if (isStalePlan(error)) {
+        this.prepared.delete(name)
+        this.renamed.set(config, (generation ?? 0) + 1)
+      }
+      callback(error, result)
+    })
+  }
+}
+
+const boundedPool = (
+  url: Redacted.Redacted,
+  poolSize: number,
+  timeouts: AppConfig.DatabaseTimeouts,
+  prepared: boolean
+) =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const statementMs = Duration.toMillis(timeouts.statement)
       const pool = new pg.Pool({
         connectionString: Redacted.value(url),
+        ...(prepared ? { Client: PreparingClient } : {}),
         max: poolSize,
         application_name: clientOptions.applicationName,
         connectionTimeoutMillis: Duration.toMillis(timeouts.connect),
@@ -193,9 +257,14 @@ const boundedPool = (url: Redacted.Redacted, poolSize: number, timeouts: AppConf
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
   )
 
-export const layerUrl = (url: Redacted.Redacted, poolSize: number, timeouts: AppConfig.DatabaseTimeouts = defaultTimeouts) =>
+export const layerUrl = (
+  url: Redacted.Redacted,
+  poolSize: number,
+  timeouts: AppConfig.DatabaseTimeouts = defaultTimeouts,
+  prepared = true
+) =>
   Layer.merge(
-    PgClient.layerFromPool({ ...clientOptions, acquire: boundedPool(url, poolSize, timeouts) }),
+    PgClient.layerFromPool({ ...clientOptions, acquire: boundedPool(url, poolSize, timeouts, prepared) }),
     Layer.succeed(DatabaseKind, { embedded: false })
   )
 
@@ -211,8 +280,9 @@ export const SqlLive = Layer.unwrapEffect(
     const url = yield* AppConfig.DatabaseUrl
     const poolSize = yield* AppConfig.DatabasePoolSize
     const timeouts = yield* AppConfig.DatabaseTimeouts
+    const prepared = yield* AppConfig.DatabasePreparedStatements
     const client = Option.match(url, {
-      onSome: (url) => layerUrl(url, poolSize, timeouts),
+      onSome: (url) => layerUrl(url, poolSize, timeouts, prepared),
       onNone: () =>
         Layer.unwrapEffect(
           Effect.map(

@@ -176,7 +176,7 @@ export const runPgbench = async ({ database, tenant, tokenHash, durationS, clien
     is_suggestion: "false"
   }
   const args = [
-    "-n", "-M", "extended", "-c", String(clients), "-j", "2", "-T", String(durationS), "-f", script,
+    "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(durationS), "-f", script,
     ...Object.entries(variables).flatMap(([name, value]) => ["-D", `${name}=${value}`]),
     "-l", "--log-prefix", join(logDir, "tx"),
     ...pgbenchConnection(database)

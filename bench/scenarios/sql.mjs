@@ -45,6 +45,10 @@ const uniformSequence = (log, messages) => {
   return first
 }
 
+/** Parse messages per request: unnamed ones are parsed at every execution, named ones once per connection. */
+const parses = ({ named, unnamed }) =>
+  `Parse per request: ${round(unnamed / SAMPLES, 2)} unnamed, ${round(named / SAMPLES, 2)} named (prepared once per connection)`
+
 export default {
   name: "sql",
   description: "Parley's SQL per message, recorded on the wire; the baseline's statements checked against it",
@@ -142,10 +146,12 @@ export default {
       rows: [
         {
           work: "SQL per message-received (syncOnly), on the wire",
-          parley: `${round(syncLog.length / SAMPLES, 2)} statements, ${round(syncRoundTrips / SAMPLES, 2)} round trips, ${round(syncParses.unnamed / SAMPLES, 2)} unnamed Parse`,
+          parley: `${round(syncLog.length / SAMPLES, 2)} statements, ${round(syncRoundTrips / SAMPLES, 2)} round trips, ${
+            parses(syncParses)
+          }`,
           baseline: baselineVsList.length === 0 && parleyVsList.length === 0
-            ? `same statements, same order; ${round(baselineTaken.parses.unnamed / SAMPLES, 2)} unnamed Parse${
-              baselineTaken.parses.unnamed === syncParses.unnamed ? "" : " (DIFFERENT protocol from Parley's)"
+            ? `same statements, same order; ${parses(baselineTaken.parses)}${
+              (baselineTaken.parses.unnamed === 0) === (syncParses.unnamed === 0) ? "" : " (DIFFERENT protocol from Parley's)"
             }`
             : `DIFFERENT: Parley ${parleyVsList.join("; ") || "="}, baseline ${baselineVsList.join("; ") || "="}`,
           ratio: null
