@@ -129,7 +129,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
           // Held to the end of the caller's transaction: see the module comment.
           yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${conversationId}::text, 0))`
         }
-        const inserted = yield* sql<{ readonly id: JobId; readonly due: number }>`
+        const insert = sql<{ readonly id: JobId; readonly due: number }>`
           INSERT INTO jobs (kind, payload, conversation_id, ordered, key, group_key, run_at, trace_context, blocked)
           VALUES (${definition.name}, ${JSON.stringify(encoded)}::jsonb, ${conversationId}, ${ordered}, ${key},
                   ${options.group ?? null}, now() + make_interval(secs => ${seconds(options.delay ?? 0)}),
@@ -141,6 +141,14 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
                       AND e.status IN ('pending', 'running')))
           ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('pending', 'running') DO NOTHING
           RETURNING id, (extract(epoch FROM run_at) * 1000)::float8 AS due`
+        // On PostgreSQL the notification goes in the same statement (one round trip less on every
+        // message's path); `notify`'s payload, made by the database: the kind and the due time rounded up.
+        const inserted = yield* (embedded
+          ? insert
+          : sql<{ readonly id: JobId; readonly due: number }>`
+              WITH inserted AS (${insert})
+              SELECT id, due, pg_notify(${JOBS_CHANNEL}, ${definition.name} || ' ' || ceil(due)::bigint::text)
+              FROM inserted`)
         const row = inserted[0]
         if (row === undefined) {
           // The key's live job stands.
@@ -149,7 +157,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
           return live[0]?.id ?? (yield* Effect.dieMessage(`No live ${definition.name} job for key ${key}`))
         }
         // Delivered at commit, with the due time: listening workers wake when it is due, not at their next poll.
-        yield* notify(definition.name, row.due)
+        if (embedded) yield* notify(definition.name, row.due)
         yield* Metric.increment(jobsEnqueuedOf(definition.name))
         return row.id
       }).pipe(inTransaction)
