@@ -169,12 +169,6 @@ const silenceBoundedSocket = (silenceMs: number) => (): net.Socket => {
 }
 
 /**
- * A pool whose every wait is bounded: connecting and waiting for a free connection
- * (`connectionTimeoutMillis`), a statement on the server (`statement_timeout`) and, for a network that
- * stopped answering, on the client (a connection silent for 2 s longer than that is closed), and a
- * transaction left open (`idle_in_transaction_session_timeout`).
- */
-/**
  * Most statements one connection keeps prepared (Parley sends ~150 distinct ones with parameters, each
  * a few kB to a few tens of kB of the backend's memory with its plan); past it, new ones go unnamed.
  */
@@ -230,6 +224,12 @@ class PreparingClient extends pg.Client {
   }
 }
 
+/**
+ * A pool whose every wait is bounded: connecting and waiting for a free connection
+ * (`connectionTimeoutMillis`), a statement on the server (`statement_timeout`) and, for a network that
+ * stopped answering, on the client (a connection silent for 2 s longer than that is closed), and a
+ * transaction left open (`idle_in_transaction_session_timeout`).
+ */
 const boundedPool = (
   url: Redacted.Redacted,
   poolSize: number,
