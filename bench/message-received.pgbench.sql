@@ -1,9 +1,9 @@
 -- Parley's message-received transaction (syncOnly), the statements of bench/lib/statements.mjs as
 -- Parley sends them: two look-ups outside the transaction, then BEGIN ... COMMIT. Run by the ingest
--- scenario as: pgbench -n -M extended -c 8 -j 2 -T <s> -f this-file -D token_hash=... -D workspace_id=...
+-- scenario as: pgbench -n -M prepared -c 8 -j 2 -T <s> -f this-file -D token_hash=... -D workspace_id=...
 --   -D integration_id=... -D channel=api -D status=open -D role=human -D type=default -D text=...
 --   -D attachments=[] -D sync_only=true -D is_suggestion=false
--- -M extended: unnamed statements parsed at every execution, with parameters, as Parley sends them.
+-- -M prepared: named statements, each parsed once per connection, with parameters, as Parley sends them.
 -- Differences from Parley's parameters (pgbench has no string functions): the customer's UUID is made
 -- in SQL from a random integer, sent_at is now(), and the NULL parameters are written as NULL.
 \set conv random(1, 100000)

@@ -13,6 +13,7 @@ import { apiCall } from "../lib/parley.mjs"
 import { cpuTimeMs, cpuTimeOfAll, nowMs, sleep } from "../lib/proc.mjs"
 import { round } from "../lib/stats.mjs"
 import { target } from "../lib/targets.mjs"
+import { runPgbenchScript } from "./ingest.mjs"
 
 export const REPLY_NOW = { REPLY_DEBOUNCE: "0 millis" }
 
@@ -136,6 +137,41 @@ export const lane = async ({ driver, receiver, parleyUrl, parleyPid, databaseUrl
   }
 }
 
+/**
+ * What PostgreSQL allows: every statement of a message through reply and delivery
+ * (message-path.pgbench.sql) in pgbench, 8 clients, Parley stopped. Messages per second counted in the
+ * database (delivery jobs done), with a reply, citations and an event body taken from Parley's own rows
+ * of this run. Returns null with the reason when the rows are missing.
+ */
+export const messagePathCeiling = async ({ databaseUrl, databaseName, tenant, durationS }) => {
+  const [sample] = await query(databaseUrl, `SELECT
+      (SELECT text FROM messages WHERE role = 'ai' ORDER BY seq DESC LIMIT 1) AS answer,
+      (SELECT citations::text FROM reply_metadata WHERE citations IS NOT NULL LIMIT 1) AS citations,
+      (SELECT body FROM events WHERE kind = 'send_messages' LIMIT 1) AS body`)
+  if (sample.answer === null || sample.body === null) return { error: "no reply stored to copy" }
+  const variables = {
+    workspace_id: tenant.workspaceId,
+    integration_id: tenant.integrationId,
+    text: QUESTION,
+    answer: sample.answer,
+    citations: sample.citations ?? "[]",
+    body: sample.body
+  }
+  const done = async () => (await query(databaseUrl,
+    `SELECT count(*)::int AS n FROM jobs WHERE kind LIKE 'deliver\\_event\\_%' AND status = 'done'`))[0].n
+  await runPgbenchScript({ database: databaseName, script: "message-path.pgbench.sql", variables, durationS: 2 })
+  const before = await done()
+  const run = await runPgbenchScript({ database: databaseName, script: "message-path.pgbench.sql", variables, durationS })
+  const delivered = (await done()) - before
+  return {
+    messagesPerSecond: round(delivered / durationS, 1),
+    delivered,
+    transactions: run.transactions,
+    failed: run.failed,
+    latencyMs: run.latencyMs
+  }
+}
+
 export default {
   name: "deliveries",
   description: "a burst of conversations answered by the embedded responder, delivered as signed webhooks",
@@ -162,8 +198,12 @@ export default {
     })
     ctx.say(`lane: ${alone.delivered}/${alone.replayed} replayed delivered, ${alone.deliveriesPerSecond}/s (replay request ${alone.replayRequestMs} ms); lost ${alone.lost}`)
     const counts = await deliveryCounts(db.url)
+    await parley.stop()
+    ctx.say("what PostgreSQL allows: a message's every statement, through reply and delivery, in pgbench (Parley stopped)")
+    const ceiling = await messagePathCeiling({ databaseUrl: db.url, databaseName: db.name, tenant, durationS: ctx.quick ? 3 : 10 })
+    const ceilingRate = ceiling.messagesPerSecond ?? null
     return {
-      figures: { ...result, lane: alone, database: counts },
+      figures: { ...result, lane: alone, database: counts, postgresCeiling: ceiling },
       rows: [
         {
           work: `the deliveries lane alone: ${alone.replayed} dead events replayed by one request (one integration)`,
@@ -187,6 +227,14 @@ export default {
           target: "replies_delivered_per_second"
         },
         {
+          work: "  what PostgreSQL allows: the same statements per message (stored, answered, delivered) in pgbench, 8 clients, no Parley",
+          parley: "",
+          baseline: ceilingRate === null
+            ? `not measured (${ceiling.error})`
+            : `${ceilingRate} messages/s (${ceiling.delivered} delivered in the database; transaction p50 ${ceiling.latencyMs.p50} ms, p99 ${ceiling.latencyMs.p99} ms; ${ceiling.failed} failed)`,
+          ratio: ceilingRate === null ? null : round(result.deliveriesPerSecond / ceilingRate, 3)
+        },
+        {
           work: "  lost / duplicated / bad signatures",
           parley: `${result.lost} / ${result.duplicated} / ${result.invalidSignatures} (events ${JSON.stringify(result.eventKinds)})`,
           baseline: "",
@@ -197,7 +245,10 @@ export default {
       targets: {
         deliveries_per_second: target(alone.deliveriesPerSecond, ">=", 1000, { unit: "webhooks/s", note: "the deliveries lane alone (replayed events)" }),
         deliveries_lane_lost: target(alone.lost, "=", 0, { note: `of ${alone.conversations}; duplicated ${alone.duplicated}` }),
-        replies_delivered_per_second: target(result.deliveriesPerSecond, ">=", 1000, { unit: "webhooks/s", note: "replies generated and delivered, a burst of new conversations" }),
+        replies_delivered_per_second: target(result.deliveriesPerSecond, ">=", 1000, {
+          unit: "webhooks/s",
+          note: `replies generated and delivered, a burst of new conversations; PostgreSQL alone allows ${ceilingRate ?? "–"} messages/s with the same statements (pgbench)`
+        }),
         deliveries_lost: target(result.lost, "=", 0, { note: `of ${count}; duplicated ${result.duplicated}` })
       }
     }

@@ -157,26 +157,15 @@ const pgbenchConnection = (database) => {
   return ["-h", url.hostname, "-p", url.port || "5432", "-U", decodeURIComponent(url.username || "postgres"), database]
 }
 
-/** pgbench on the same transaction: tps and the latency of every transaction (from its -l log). */
-export const runPgbench = async ({ database, tenant, tokenHash, durationS, clients = 8 }) => {
+/**
+ * pgbench running `script` (a file in bench/) with `variables`, 8 clients, `-M prepared` (Parley's
+ * protocol): tps and the latency of every transaction (from its -l log).
+ */
+export const runPgbenchScript = async ({ database, script, variables, durationS, clients = 8 }) => {
   const pgbench = process.env.PGBENCH ?? "pgbench"
-  const script = join(repoRoot, "bench", "message-received.pgbench.sql")
   const logDir = mkdtempSync(join(tmpdir(), "parley-bench-pgbench-"))
-  const variables = {
-    token_hash: tokenHash,
-    workspace_id: tenant.workspaceId,
-    integration_id: tenant.integrationId,
-    channel: "api",
-    status: "open",
-    role: "human",
-    type: "default",
-    text: QUESTION,
-    attachments: "[]",
-    sync_only: "true",
-    is_suggestion: "false"
-  }
   const args = [
-    "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(durationS), "-f", script,
+    "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(durationS), "-f", join(repoRoot, "bench", script),
     ...Object.entries(variables).flatMap(([name, value]) => ["-D", `${name}=${value}`]),
     "-l", "--log-prefix", join(logDir, "tx"),
     ...pgbenchConnection(database)
@@ -196,6 +185,28 @@ export const runPgbench = async ({ database, tenant, tokenHash, durationS, clien
     rmSync(logDir, { recursive: true, force: true })
   }
 }
+
+/** pgbench on message-received's transaction (message-received.pgbench.sql). */
+export const runPgbench = ({ database, tenant, tokenHash, durationS, clients = 8 }) =>
+  runPgbenchScript({
+    database,
+    script: "message-received.pgbench.sql",
+    durationS,
+    clients,
+    variables: {
+      token_hash: tokenHash,
+      workspace_id: tenant.workspaceId,
+      integration_id: tenant.integrationId,
+      channel: "api",
+      status: "open",
+      role: "human",
+      type: "default",
+      text: QUESTION,
+      attachments: "[]",
+      sync_only: "true",
+      is_suggestion: "false"
+    }
+  })
 
 export default {
   name: "ingest",
