@@ -31,7 +31,7 @@ import { DeliveriesRepo } from "./Repo.js"
 import { nextAttempt, parseRetryAfter } from "./Retry.js"
 import { signatureHeaders } from "./Signature.js"
 import { internalLiteral, SsrfRefused } from "./Ssrf.js"
-import { WebhookClient, WebhookClientLive } from "./WebhookClient.js"
+import { WebhookClient, WebhookClientLive, WebhookTimeout } from "./WebhookClient.js"
 
 const SNIPPET = 500
 /** A batch's attempts settled on their own (failures, replays) at once, at most: a database connection each. */
@@ -91,7 +91,7 @@ const messageOf = (cause: Cause.Cause<unknown>): string => {
 const describeFailure = (cause: Cause.Cause<unknown>): { readonly error: string; readonly final: boolean } => {
   const refused = refusal(Cause.squash(cause))
   if (refused !== undefined) return { error: refused.message, final: true }
-  if (Cause.isFailType(cause) && cause.error instanceof Cause.TimeoutException) {
+  if (Cause.isFailType(cause) && cause.error instanceof WebhookTimeout) {
     return { error: "Timed out", final: false }
   }
   return { error: messageOf(cause).slice(0, 1000), final: false }
@@ -117,7 +117,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
     const mode = yield* AppConfig.Mode
 
     const post = (url: string, headers: Record<string, string>, body: string) =>
-      client.post({ url, headers, body, keep: SNIPPET }).pipe(
+      client.post({ url, headers, body, keep: SNIPPET, timeout: config.timeout }).pipe(
         Effect.map((answer) => ({
           statusCode: answer.status,
           error: answer.status >= 200 && answer.status < 300 ? null : `HTTP ${answer.status}`,
@@ -125,7 +125,6 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           retryAfter: answer.retryAfter,
           final: false
         })),
-        Effect.timeout(config.timeout),
         Effect.catchAllCause((cause) =>
           Effect.succeed({ statusCode: null, snippet: null, retryAfter: undefined, ...describeFailure(cause) })
         )

@@ -4,6 +4,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as http from "node:http"
@@ -26,7 +27,12 @@ const answers: Record<string, (res: http.ServerResponse) => void> = {
   },
   "/moved": (res) => res.writeHead(302, { location: "/small" }).end(),
   "/busy": (res) => res.writeHead(503, { "retry-after": "120" }).end("busy"),
-  "/hang": () => {}
+  "/hang": () => {},
+  // The status at once, the body never finished.
+  "/trickle": (res) => {
+    res.writeHead(200)
+    res.write("partial")
+  }
 }
 
 const receiver = Effect.acquireRelease(
@@ -60,9 +66,19 @@ const development = WebhookClientLive.pipe(
   Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["PARLEY_MODE", "development"]]))))
 )
 
-const post = (base: string, path: string, options: { readonly keep?: number; readonly headers?: Record<string, string> } = {}) =>
+const post = (
+  base: string,
+  path: string,
+  options: { readonly keep?: number; readonly headers?: Record<string, string>; readonly timeout?: Duration.Duration } = {}
+) =>
   Effect.flatMap(WebhookClient, (client) =>
-    client.post({ url: `${base}${path}`, headers: options.headers ?? {}, body: "{\"a\":1}", keep: options.keep ?? 500 }))
+    client.post({
+      url: `${base}${path}`,
+      headers: options.headers ?? {},
+      body: "{\"a\":1}",
+      keep: options.keep ?? 500,
+      timeout: options.timeout ?? Duration.seconds(10)
+    }))
 
 describe("WebhookClient", () => {
   layer(development, { excludeTestServices: true })((it) => {
@@ -112,6 +128,33 @@ describe("WebhookClient", () => {
         abandoned = 0
         const outcome = yield* post(base, "/hang").pipe(Effect.timeout("300 millis"), Effect.either)
         expect(outcome._tag).toBe("Left")
+        yield* Effect.sleep("100 millis")
+        expect(abandoned).toBe(1)
+      }))
+
+    it.scoped("a receiver that does not answer within the time-out: WebhookTimeout, and its connection closed", () =>
+      Effect.gen(function*() {
+        const server = yield* receiver
+        const base = baseOf(server)
+        abandoned = 0
+        const started = Date.now()
+        const error = yield* post(base, "/hang", { timeout: Duration.millis(300) }).pipe(Effect.flip)
+        const waited = Date.now() - started
+        expect(error._tag).toBe("WebhookTimeout")
+        expect(error.message).toBe(`Timed out after 300ms (POST ${base}/hang)`)
+        expect(waited).toBeGreaterThanOrEqual(290)
+        expect(waited).toBeLessThan(3000)
+        yield* Effect.sleep("100 millis")
+        expect(abandoned).toBe(1)
+      }))
+
+    it.scoped("a status that arrived in time is an answer even when the body is cut off by the time-out", () =>
+      Effect.gen(function*() {
+        const server = yield* receiver
+        const base = baseOf(server)
+        abandoned = 0
+        const answer = yield* post(base, "/trickle", { timeout: Duration.millis(300) })
+        expect(answer.status).toBe(200)
         yield* Effect.sleep("100 millis")
         expect(abandoned).toBe(1)
       }))

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -98,6 +99,7 @@ describe("webhook header rules", () => {
               url: `http://127.0.0.1:${port}/`,
               headers: decoded.right,
               body: "{}",
+              timeout: Duration.seconds(10),
               keep: 1_000_000
             }).pipe(
               Effect.flatMap((answer) => Schema.decodeUnknown(Schema.parseJson(Echoed))(answer.body)),
