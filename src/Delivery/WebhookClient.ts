@@ -1,7 +1,8 @@
 /**
  * The HTTP client that posts webhooks: undici's `request` on an agent of its own, redirects not
- * followed, the SSRF guard in production (a DNS lookup hook on the agent). The current span goes along
- * as `traceparent` and `b3` headers, as @effect/platform's client sends them.
+ * followed, the SSRF guard in production (a DNS lookup hook on the agent), the whole exchange bounded by
+ * the request's time-out. The current span goes along as `traceparent` and `b3` headers, as
+ * @effect/platform's client sends them.
  *
  * Not @effect/platform's `HttpClient`: through it a POST cost about 0.85 ms of CPU more than through
  * undici alone (a span with a captured stack trace, header objects, a scope, an `AbortController`
