@@ -129,7 +129,8 @@ export const WebhookClientLive = Layer.scoped(
             }
           },
           catch: (cause) =>
-            cause === TIMED_OUT || (cause instanceof Error && cause.cause === TIMED_OUT)
+            // undici rejects with the signal's reason itself.
+            cause === TIMED_OUT
               ? new WebhookTimeout({ message: `Timed out after ${Duration.format(timeout)} (POST ${url})` })
               : new WebhookTransportError({ message: `Transport error (POST ${url})`, cause })
         }))
