@@ -141,7 +141,7 @@ export const lane = async ({ driver, receiver, parleyUrl, parleyPid, databaseUrl
  * What PostgreSQL allows: every statement of a message through reply and delivery
  * (message-path.pgbench.sql) in pgbench, 8 clients, Parley stopped. Messages per second counted in the
  * database (delivery jobs done), with a reply, citations and an event body taken from Parley's own rows
- * of this run. Returns null with the reason when the rows are missing.
+ * of this run. Returns `{ error }` when there is no reply to copy.
  */
 export const messagePathCeiling = async ({ databaseUrl, databaseName, tenant, durationS }) => {
   const [sample] = await query(databaseUrl, `SELECT
