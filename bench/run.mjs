@@ -143,7 +143,7 @@ const main = async () => {
   }
   writeFileSync(outFile, JSON.stringify(output, null, 2) + "\n")
 
-  process.stdout.write(`\n${table(results, targets)}\n\nTargets (issue 9):\n${targetList(targets)}\n`)
+  process.stdout.write(`\n${table(results, targets)}\n\nTargets:\n${targetList(targets)}\n`)
   process.stdout.write(`\nresults: ${outFile}\nlogs: ${logDir}\n`)
   const failed = Object.values(results).filter((r) => r.error !== undefined).length
   process.exitCode = failed > 0 ? 1 : 0

@@ -65,7 +65,7 @@ const decodeEnvelope = (body: string) =>
     Effect.orDie
   )
 
-/** A webhook receiver on a loopback port; it answers 401 to a bad signature, as the spec's reference does. */
+/** A webhook receiver on a loopback port; it answers 401 to a bad signature, as the API's reference does. */
 const receiver = (secret: () => string, inbox: Queue.Queue<Received>) =>
   Effect.acquireRelease(
     Effect.async<http.Server>((resume) => {

@@ -1,6 +1,6 @@
 /**
  * Node's HTTP server as Parley runs it (`main`, the demo and the tests all use `createServer`), with
- * the answers Node gives on its own put into the spec's `{"detail": ...}` shape (PRODUCT.md §3):
+ * the answers Node gives on its own put into the API's `{"detail": ...}` shape (docs/api.md):
  * - a request Node's parser rejects (a malformed request line or header, headers over 16 KiB, a
  *   request timeout) is answered from the `clientError` event: 400, 431 or 408 with a JSON body;
  * - an `Expect` other than `100-continue` is answered 417 with a JSON body;

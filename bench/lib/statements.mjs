@@ -1,5 +1,5 @@
 // Parley's SQL for one message-received with syncOnly, written out for the baselines. Observed on the
-// wire (see the `sql` scenario and bench/README.md) after the redesign and the fair queue (issue 9); the `sql` scenario compares these
+// wire (see the `sql` scenario and bench/README.md) after the redesign and the fair queue; the `sql` scenario compares these
 // with what Parley sends at every run and reports any difference, so drift after a redesign is visible.
 //
 // Parley sends the two look-ups outside the transaction (each on whatever pooled connection is free),

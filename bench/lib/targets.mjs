@@ -1,4 +1,4 @@
-// The targets of issue 9 as `{ value, goal, met }`: value measured in this run, goal as text, met
+// The performance targets as `{ value, goal, met }`: value measured in this run, goal as text, met
 // computed from both (null when the value could not be measured).
 import { round } from "./stats.mjs"
 

@@ -1,7 +1,7 @@
 // embedded: Parley on its embedded database (PGlite: no DATABASE_URL, a fresh PARLEY_DATA_DIR). Idle RSS
 // after start-up, message-received (syncOnly) at 8 connections, and the client-abort stall: requests
 // whose client destroys the socket mid-request, each round followed by a normal request whose latency
-// is the figure (issue 9: 5,033 ms on PGlite against 77 ms on PostgreSQL).
+// is the figure (5,033 ms on PGlite against 77 ms on PostgreSQL).
 import { rmSync } from "node:fs"
 import { createTenant } from "../lib/parley.mjs"
 import { sleep } from "../lib/proc.mjs"

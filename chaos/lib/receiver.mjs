@@ -1,5 +1,5 @@
-// The integrator's webhook receiver: verifies every signature (X-Parley-Webhook-Signature, PRODUCT.md
-// §5), records every delivery in arrival order, and can be taken down (connections refused) and up.
+// The integrator's webhook receiver: verifies every signature (X-Parley-Webhook-Signature, docs/webhooks.md),
+// records every delivery in arrival order, and can be taken down (connections refused) and up.
 import { createHmac, timingSafeEqual } from "node:crypto"
 import * as http from "node:http"
 

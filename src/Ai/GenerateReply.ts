@@ -1,5 +1,5 @@
 /**
- * Replies (the `generate_reply` job, PRODUCT.md §6). It runs `REPLY_DEBOUNCE` after a customer
+ * Replies (the `generate_reply` job, docs/ai.md). It runs `REPLY_DEBOUNCE` after a customer
  * message; when a later customer message arrived meanwhile, that message's job answers both.
  *
  * One run: resolve the workspace's model (`ModelSettingsFor`), send `typing` (model providers), ask

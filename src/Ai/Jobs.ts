@@ -1,4 +1,4 @@
-/** The reply job kind: answer the customer's messages up to `messageId` (PRODUCT.md §6). */
+/** The reply job kind: answer the customer's messages up to `messageId` (docs/ai.md). */
 import * as Schema from "effect/Schema"
 import { ConversationId, MessageId } from "../Domain/Ids.js"
 import * as Job from "../Jobs/Job.js"

@@ -18,7 +18,7 @@ const bearer = HttpApiSecurity.bearer.pipe(
 
 const AuthFailure = Schema.Union(UnauthorizedBody, RateLimitedBody)
 
-/** Bearer API token of a workspace; every /v1 endpoint (PRODUCT.md §2). */
+/** Bearer API token of a workspace; every /v1 endpoint (docs/api.md). */
 export class WorkspaceAuth extends HttpApiMiddleware.Tag<WorkspaceAuth>()("Parley/WorkspaceAuth", {
   failure: AuthFailure,
   provides: CurrentWorkspace,

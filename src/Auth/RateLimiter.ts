@@ -1,5 +1,5 @@
 /**
- * Per-token rate limit (PRODUCT.md §3): a token bucket per API token, refilled continuously, holding
+ * Per-token rate limit (docs/api.md): a token bucket per API token, refilled continuously, holding
  * at most one minute's worth. Kept in this instance's memory: with N instances the ceiling is N times
  * the limit, which is documented rather than paid for with a database round trip on every request.
  */

@@ -1,5 +1,5 @@
 /**
- * Threading messages into conversations (PRODUCT.md §4): idempotent on the integrator's message id,
+ * Threading messages into conversations (docs/api.md): idempotent on the integrator's message id,
  * customer resolution, status rules, and the reply job enqueued in the same transaction.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -56,7 +56,7 @@ export interface Received {
 /** The message id was stored before: the transaction that tried to store it again rolls back. */
 class AlreadyStored extends Data.TaggedError("AlreadyStored") {}
 
-/** The status a new message moves its conversation to, and why (PRODUCT.md §4). */
+/** The status a new message moves its conversation to, and why (docs/api.md). */
 const nextStatus = (
   status: ConversationStatus,
   message: { readonly role: Role; readonly type: MessageType; readonly syncOnly: boolean }

@@ -1,4 +1,4 @@
-/** CSAT answers synced from the integrator's system (spec 2.9, PRODUCT.md §4). */
+/** CSAT answers synced from the integrator's system (docs/api.md). */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -1,5 +1,5 @@
 /**
- * Reading a CSAT answer on its scale (PRODUCT.md §4): the raw answer is kept as sent; beside it Parley
+ * Reading a CSAT answer on its scale (docs/api.md): the raw answer is kept as sent; beside it Parley
  * stores a 1–5 score and Zendesk's good/bad reading (1–3 bad, 4–5 good).
  */
 import * as Option from "effect/Option"

@@ -1,4 +1,4 @@
-/** Customers of a workspace (spec 2.1, PRODUCT.md §4). */
+/** Customers of a workspace (docs/api.md). */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

@@ -34,7 +34,7 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
     }) {
       const id = EventId.make(crypto.randomUUID())
       const createdAt = yield* DateTime.now
-      // PRODUCT.md §5 envelope.
+      // docs/webhooks.md envelope.
       const body = JSON.stringify({
         event: input.kind,
         eventId: id,

@@ -1,7 +1,7 @@
 /**
  * Webhook signatures, both sides.
  *
- * Parley's own (spec 6.3): `X-Parley-Webhook-Timestamp` = Unix seconds, `X-Parley-Webhook-Signature` =
+ * Parley's own (docs/webhooks.md): `X-Parley-Webhook-Timestamp` = Unix seconds, `X-Parley-Webhook-Signature` =
  * lowercase hex HMAC-SHA256 of `<timestamp>.<raw body>`, keyed with the webhook secret's text.
  * Standard Webhooks (https://www.standardwebhooks.com): `webhook-id`, `webhook-timestamp`,
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the base64

@@ -1,5 +1,5 @@
 /**
- * SSRF guard (PRODUCT.md §5): in production, webhooks are never sent to loopback, link-local, private
+ * SSRF guard (docs/webhooks.md): in production, webhooks are never sent to loopback, link-local, private
  * or otherwise internal addresses. The check runs on the address actually connected to (a DNS lookup
  * hook on the HTTP agent), so a name that re-resolves to an internal address is refused too; URLs whose
  * host is an internal IP literal (or `localhost`) are refused when they are saved (`webhookUrlProblem`).

@@ -5,7 +5,7 @@ import { ConversationId, CustomerId, IntegrationId, MessageId, WorkspaceId } fro
 import { ExternalId, HttpUrl, JsonObject, Text, Timestamp } from "./Primitives.js"
 import { withAliases } from "./Validation.js"
 
-/** PRODUCT.md §4. */
+/** docs/api.md. */
 export const Role = Schema.Literal("human", "ai", "agent", "system")
 export type Role = typeof Role.Type
 
@@ -29,7 +29,7 @@ export const AgentInfo = Schema.Struct({
 export type AgentInfo = typeof AgentInfo.Type
 
 /**
- * A conversation (spec 2.8): the integrator's `conversationId` is its `externalId`, unique per
+ * A conversation (docs/api.md): the integrator's `conversationId` is its `externalId`, unique per
  * integration; `id` is Parley's.
  */
 export class Conversation extends Model.Class<Conversation>("Conversation")({
@@ -50,7 +50,7 @@ export const ConversationView = Schema.Struct({
 }).annotations({ identifier: "Conversation" })
 export type ConversationView = typeof ConversationView.Type
 
-/** A message (spec 2.7). `externalId` is the integrator's id for it, kept beside Parley's. */
+/** A message (docs/api.md). `externalId` is the integrator's id for it, kept beside Parley's. */
 export class Message extends Model.Class<Message>("Message")({
   id: Model.Generated(MessageId),
   conversationId: Internal(ConversationId),
@@ -80,7 +80,7 @@ export const MessageReceived = Schema.Struct({
 }).annotations({ identifier: "MessageReceivedResponse" })
 export type MessageReceived = typeof MessageReceived.Type
 
-/** Spec 2.6, camelCase: the reference spelling. */
+/** docs/api.md, camelCase: the reference spelling. */
 const InboundMessageFields = {
   id: ExternalId,
   role: Role,
@@ -94,8 +94,8 @@ const InboundMessageFields = {
 }
 
 /**
- * The body of message-received (spec 2.6). The snake_case spellings of the getting-started example
- * are accepted too (PRODUCT.md §3); both spellings of one field with different values is a 422.
+ * The body of message-received (docs/api.md). The snake_case spellings of the getting-started example
+ * are accepted too (docs/api.md); both spellings of one field with different values is a 422.
  */
 export const InboundMessage = withAliases(InboundMessageFields, {
   sent_at: "sentAt",

@@ -5,7 +5,7 @@ import { ConversationId, CsatId } from "./Ids.js"
 import { ExternalId, Text } from "./Primitives.js"
 import { ErrorType } from "./Validation.js"
 
-/** PRODUCT.md §4: the size of the scale. */
+/** docs/api.md: the size of the scale. */
 export const RatingStyle = Schema.Literal(2, 3, 5, 10, 11).annotations({
   [ErrorType]: "literal_error",
   message: () => "ratingStyle should be the size of the scale: 2, 3, 5, 10 or 11"
@@ -14,7 +14,7 @@ export type RatingStyle = typeof RatingStyle.Type
 
 export const Rating = Schema.Literal("good", "bad")
 
-/** Spec 2.9, the request. `conversationId` is the integrator's id (Parley's UUID is accepted too). */
+/** docs/api.md, the request. `conversationId` is the integrator's id (Parley's UUID is accepted too). */
 export const CsatResponse = Schema.Struct({
   conversationId: ExternalId,
   ratingStyle: RatingStyle,

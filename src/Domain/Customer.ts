@@ -4,7 +4,7 @@ import { Internal, InternalCreatedAt, NullableJsonb } from "./Fields.js"
 import { CustomerId, WorkspaceId } from "./Ids.js"
 import { JsonObject, optionalNullable } from "./Primitives.js"
 
-/** Spec 2.2: every field optional and nullable. */
+/** docs/api.md: every field optional and nullable. */
 export const Account = Schema.Struct({
   id: optionalNullable(Schema.String),
   name: optionalNullable(Schema.String),
@@ -15,7 +15,7 @@ export const Account = Schema.Struct({
 export type Account = typeof Account.Type
 
 /**
- * A customer of a workspace (spec 2.1). Ids are per workspace: integrators may choose them. Every
+ * A customer of a workspace (docs/api.md). Ids are per workspace: integrators may choose them. Every
  * field is sent in responses (null when unknown).
  */
 export class Customer extends Model.Class<Customer>("Customer")({

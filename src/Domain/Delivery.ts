@@ -3,7 +3,7 @@ import * as Schema from "effect/Schema"
 import { At, column, Internal, NullableAt } from "./Fields.js"
 import { ConversationId, EventId, IntegrationId, WorkspaceId } from "./Ids.js"
 
-/** Outbound event kinds (PRODUCT.md §5). */
+/** Outbound event kinds (docs/webhooks.md). */
 export const EventKind = Schema.Literal(
   "send_messages",
   "typing",

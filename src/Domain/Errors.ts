@@ -1,6 +1,6 @@
 /**
- * The errors a client can see. On the wire they are FastAPI-shaped (`{"detail": ...}`, PRODUCT.md §3):
- * each class below is paired with a wire schema that drops the `_tag`, so the body is exactly the spec's.
+ * The errors a client can see. On the wire they are FastAPI-shaped (`{"detail": ...}`, docs/api.md):
+ * each class below is paired with a wire schema that drops the `_tag`, so the body is exactly the API's.
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Effect from "effect/Effect"

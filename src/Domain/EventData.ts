@@ -1,12 +1,12 @@
 /**
- * The `data` of each outbound event kind (PRODUCT.md §5; the envelope is built in
+ * The `data` of each outbound event kind (docs/webhooks.md; the envelope is built in
  * src/Delivery/Events.ts). Message ids are Parley's.
  */
 import * as Schema from "effect/Schema"
 import { MessageJson } from "./Conversation.js"
 import { MessageId } from "./Ids.js"
 
-/** `send_messages`: the AI's messages, as the API shows messages (spec 2.7). */
+/** `send_messages`: the AI's messages, as the API shows messages (docs/api.md). */
 export const SendMessagesData = Schema.Struct({ messages: Schema.Array(MessageJson) }).annotations({
   identifier: "SendMessagesData"
 })

@@ -6,7 +6,7 @@ import { IntegrationId, ToneId, WorkspaceId } from "./Ids.js"
 import { HttpUrl, JsonObject, nonEmptyString } from "./Primitives.js"
 import { ErrorType } from "./Validation.js"
 
-/** The flags of spec 2.4. */
+/** The feature flags (docs/api.md, Resources). */
 export const FeatureName = Schema.Literal(
   "typing",
   "escalation",
@@ -40,7 +40,7 @@ export const SupportedFeaturesPatch = Schema.partialWith(SupportedFeatures, { ex
 })
 export type SupportedFeaturesPatch = typeof SupportedFeaturesPatch.Type
 
-/** PRODUCT.md §4: unset flags are false, except typing, escalation and closeTicket. */
+/** docs/api.md: unset flags are false, except typing, escalation and closeTicket. */
 export const defaultFeatures: SupportedFeatures = {
   typing: true,
   escalation: true,
@@ -111,7 +111,7 @@ export type IntegrationSettings = typeof IntegrationSettings.Type
 
 const IntegrationName = nonEmptyString(200)
 
-/** Spec 2.4, a partial update (PRODUCT.md §4): present fields replace, flags merge one by one. */
+/** docs/api.md, a partial update (docs/api.md): present fields replace, flags merge one by one. */
 export const IntegrationSettingsPatch = Schema.Struct({
   name: Schema.optionalWith(IntegrationName, { exact: true }),
   supportedFeatures: Schema.optionalWith(SupportedFeaturesPatch, { exact: true }),
@@ -132,7 +132,7 @@ export const IntegrationSettingsPatch = Schema.Struct({
 export type IntegrationSettingsPatch = typeof IntegrationSettingsPatch.Type
 
 /**
- * An integration (spec 2.3): the model of its row, whose wire view is exactly the spec's
+ * An integration (docs/api.md): the model of its row, whose wire view is exactly the API's
  * `{integrationId, integration, settings}`; the row's columns are `id` and `kind`.
  */
 export class Integration extends Model.Class<Integration>("Integration")({
@@ -171,7 +171,7 @@ export const NewIntegration = Schema.Struct({
 }).annotations({ identifier: "NewIntegration" })
 export type NewIntegration = typeof NewIntegration.Type
 
-/** Applies a partial update to stored settings (PRODUCT.md §4). */
+/** Applies a partial update to stored settings (docs/api.md). */
 export const applyPatch = (settings: IntegrationSettings, patch: IntegrationSettingsPatch): IntegrationSettings => ({
   ...settings,
   ...(patch.name !== undefined ? { name: patch.name } : {}),
@@ -186,7 +186,7 @@ export const applyPatch = (settings: IntegrationSettings, patch: IntegrationSett
 // ---------------------------------------------------------------------------------------------------
 // Secrets in settings: every helpdesk's webhook secret (`channelsSettings.<helpdesk>.webhookSecret`,
 // e.g. Chatwoot's) and every custom webhook header value. They are sealed at rest; a helpdesk's
-// secret is never returned (the mask stands for it), header values are (spec 2.5 returns the headers).
+// secret is never returned (the mask stands for it), header values are (docs/api.md returns the headers).
 // ---------------------------------------------------------------------------------------------------
 
 /** Returned instead of a stored helpdesk webhook secret; sent back in an update, it keeps the stored one. */

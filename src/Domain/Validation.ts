@@ -1,5 +1,5 @@
 /**
- * Validation failures in the spec's shape (FastAPI's convention):
+ * Validation failures in the API's shape (FastAPI's convention):
  * `{"detail":[{"loc":["body","customerId"],"msg":"Field required","type":"missing"}]}`.
  *
  * Effect's ParseIssue tree is walked here, not its formatted text, so `type` is a stable machine word

@@ -1,5 +1,5 @@
 /**
- * The body of every webhook Parley sends (PRODUCT.md §5): one envelope, whose `data` depends on the
+ * The body of every webhook Parley sends (docs/webhooks.md): one envelope, whose `data` depends on the
  * `event` kind. These schemas are the contract: the OpenAPI document's `webhooks` section is generated
  * from them, and TypeScript receivers can decode a body with `WebhookEvent`.
  */

@@ -1,4 +1,4 @@
-/** A workspace and what it owns directly: API tokens and tones (PRODUCT.md §2). */
+/** A workspace and what it owns directly: API tokens and tones (docs/api.md). */
 import * as Model from "@effect/sql/Model"
 import * as Schema from "effect/Schema"
 import { CreatedAt, Internal, InternalCreatedAt, NullableAt } from "./Fields.js"

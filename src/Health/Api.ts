@@ -11,7 +11,7 @@ export const Health = Schema.Struct({
 
 export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", { detail: Schema.String }) {}
 
-/** `{"detail": ...}` on the wire, as every error (PRODUCT.md §3). */
+/** `{"detail": ...}` on the wire, as every error (docs/api.md). */
 export const NotReadyBody = detailBody(NotReady, 503, "The database is unreachable, too slow (2 s) or not migrated")
 
 export class HealthApi extends HttpApiGroup.make("health")

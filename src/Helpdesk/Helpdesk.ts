@@ -1,4 +1,4 @@
-/** Events from helpdesk platforms, through their adapters, into conversations (PRODUCT.md §4). */
+/** Events from helpdesk platforms, through their adapters, into conversations (docs/api.md). */
 import * as Effect from "effect/Effect"
 import { Conversations } from "../Conversations/Conversations.js"
 import { InvalidInput } from "../Domain/Errors.js"

@@ -1,4 +1,4 @@
-/** Integrations of a workspace and their settings (spec 2.3–2.5, PRODUCT.md §4). */
+/** Integrations of a workspace and their settings (docs/api.md). */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -38,7 +38,7 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
     const sql = yield* SqlClient.SqlClient
     const mode = yield* AppConfig.Mode
 
-    /** In production, a webhook URL whose host is an internal address is refused (SSRF, PRODUCT.md §5). */
+    /** In production, a webhook URL whose host is an internal address is refused (SSRF, docs/webhooks.md). */
     const checkUrl = (url: string) => {
       const problem = webhookUrlProblem(url, mode)
       return problem === undefined ? Effect.void : InvalidInput.one(["webhook", "url"], problem.msg, problem.type)
@@ -74,7 +74,7 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
     }, orDieSql)
 
     /**
-     * The integration, if it belongs to the workspace; another workspace's answers 404 (PRODUCT.md §2).
+     * The integration, if it belongs to the workspace; another workspace's answers 404 (docs/api.md).
      * With its secrets, for Parley's own use: answer clients with `masked`.
      */
     const find = Effect.fn("Integrations.find")(function*(workspaceId: WorkspaceId, id: IntegrationId) {
@@ -110,7 +110,7 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
       return masked(yield* repo.insert({ workspaceId, integration: input.integration, settings }))
     }, orDieSql)
 
-    /** A partial update (PRODUCT.md §4), read-modify-write under the integration's row lock. */
+    /** A partial update (docs/api.md), read-modify-write under the integration's row lock. */
     const updateSettings = Effect.fn("Integrations.updateSettings")(
       function*(workspaceId: WorkspaceId, id: IntegrationId, patch: IntegrationSettingsPatch) {
         return yield* Effect.gen(function*() {

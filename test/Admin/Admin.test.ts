@@ -24,7 +24,7 @@ const API_TOKEN = /^prl_[A-Za-z0-9_-]{43}$/
 /** `whsec_` + 32 random bytes in base64. */
 const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/
 
-/** Every flag of spec 2.4 with its PRODUCT.md §4 default. */
+/** Every feature flag with its default (docs/api.md). */
 const defaultFeatures = {
   typing: true,
   escalation: true,

@@ -27,7 +27,7 @@ const message = (id: string) => ({
   syncOnly: true
 })
 
-/** The six /v1 endpoints of the spec (section 4). */
+/** The six /v1 endpoints every integrator calls. */
 const endpoints: ReadonlyArray<Endpoint> = [
   { name: "get customer", method: "GET", path: () => "/v1/customer/external-id/x", authenticatedStatus: 200 },
   { name: "list integrations", method: "GET", path: () => "/v1/integration/list", authenticatedStatus: 200 },
@@ -230,7 +230,7 @@ describe("authentication of /v1", () => {
         expect(anonymous.body).toEqual({ detail: "Not Found" })
       }))
 
-    it.effect("/openapi.json is served without a token: OpenAPI 3.1.0 with the spec's paths", () =>
+    it.effect("/openapi.json is served without a token: OpenAPI 3.1.0 with the API's paths", () =>
       Effect.gen(function*() {
         const reply = yield* call("GET", "/openapi.json")
         expect(reply.status).toBe(200)

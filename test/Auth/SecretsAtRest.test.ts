@@ -1,5 +1,5 @@
 /**
- * Secrets at rest (issue 10, item 5): with `PARLEY_ENCRYPTION_KEY`, helpdesk webhook secrets and
+ * Secrets at rest: with `PARLEY_ENCRYPTION_KEY`, helpdesk webhook secrets and
  * custom header values are sealed in the table, helpdesk secrets are masked in every read, deliveries
  * and signature checks still use them in clear; key rotation with `PARLEY_ENCRYPTION_KEY_PREVIOUS` and
  * `parley secrets reencrypt` (which also seals what was stored before a key was set).

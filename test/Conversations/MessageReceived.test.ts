@@ -28,7 +28,7 @@ const jobsFor = (conversationId: string) =>
 
 describe("POST /v1/webhooks/{integration_id}/message-received", () => {
   it.layer(TestApp(), { timeout: 120_000 })((it) => {
-    it.effect("stores the message and answers {message, conversation} as spec 2.7/2.8", () =>
+    it.effect("stores the message and answers {message, conversation} as docs/api.md describes", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
         const body = message({ customerId })

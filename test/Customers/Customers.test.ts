@@ -28,7 +28,7 @@ const postMessage = (tenant: Tenant, customerId: string) =>
 const lookup = (tenant: Tenant, externalId: string) =>
   call("GET", `/v1/customer/external-id/${encodeURIComponent(externalId)}`, { token: tenant.token })
 
-/** Spec 2.1 with every field present: what Parley knows of a customer only seen by its external id. */
+/** A customer with every documented field present: what Parley knows of a customer only seen by its external id. */
 const bareCustomer = (id: string, userId: string) => ({
   id,
   userId,
@@ -56,7 +56,7 @@ describe("GET /v1/customer/external-id/{external_id}", () => {
         expect(reply.headers["content-type"]).toMatch(/^application\/json/)
       }))
 
-    it.effect("answers the customer, every spec 2.1 field present, after a message with externalCustomerId", () =>
+    it.effect("answers the customer, every documented field present, after a message with externalCustomerId", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant({ supportedFeatures: { externalCustomerId: true } })
         const posted = yield* postMessage(tenant, "ext-1")
@@ -66,7 +66,7 @@ describe("GET /v1/customer/external-id/{external_id}", () => {
         const reply = yield* lookup(tenant, "ext-1")
         expect(reply.status).toBe(200)
         expect(reply.body).toEqual(bareCustomer(customerId, "ext-1"))
-        // Every spec 2.1 field and no other: the decode allows no other key (and misses none).
+        // Every documented field and no other: the decode allows no other key (and misses none).
         yield* bodyAs(Schema.NullOr(CustomerJson))(reply)
 
         // A second message keeps the same customer.

@@ -1,5 +1,5 @@
 /**
- * One tenant never stalls another (issue 9): deliveries wait on receivers in a lane of their own, a few
+ * One tenant never stalls another: deliveries wait on receivers in a lane of their own, a few
  * per integration at most, so an integration whose receiver hangs with hundreds of events queued holds
  * only its own share, and another integration's replies still arrive within their normal latency.
  */

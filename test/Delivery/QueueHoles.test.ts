@@ -1,5 +1,5 @@
 /**
- * The three holes of the job queue (issue 7), each shown by a test that failed before the fix:
+ * The three holes of the job queue, each shown by a test that failed before the fix:
  * 1. a delivery that fails before its POST ends in the delivery policy (dead with the reason), and a
  *    dead event never blocks the events of its conversation behind it;
  * 2. a replay while an attempt is in flight takes effect after that attempt, at once, with one live job;

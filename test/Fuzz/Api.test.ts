@@ -3,7 +3,7 @@
  * health) over raw HTTP: bodies, paths, queries and headers a careless or hostile client could send.
  *
  * Properties, for every request: an answer comes (no hang, no dropped connection); never a 5xx; every
- * error body has the spec's shape (401/404/409/413/429 `{"detail": string}`, 422 `{"detail":[{loc,msg,
+ * error body has the API's shape (401/404/409/413/429 `{"detail": string}`, 422 `{"detail":[{loc,msg,
  * type}]}` located under body/path/query/header); a rejected request stores nothing (row counts and
  * digests before and after); and the server still answers its health checks afterwards.
  *

@@ -1,5 +1,5 @@
 /**
- * Defects of issue 10 that are fixed outside these tests' branch. A test (or fuzz property) that shows
+ * Defects that are fixed outside these tests' branch. A test (or fuzz property) that shows
  * one runs as `it.fails` while its switch is `true`, so the suite stays green and still proves the
  * defect is there; when the fix lands, flip the switch to `false` and the same test must pass.
  */

@@ -1,5 +1,5 @@
 /**
- * The error shapes of PRODUCT.md §3 as schemas, for tests that check what any endpoint answers:
+ * The error shapes of docs/api.md as schemas, for tests that check what any endpoint answers:
  * `{"detail": string}` for 401/404/409/413/429/5xx, `{"detail":[{loc,msg,type}]}` for 422 with `loc`
  * starting with body, path, query or header.
  */
@@ -22,12 +22,12 @@ export const DetailBody = Schema.Struct({ detail: Schema.String })
 
 const strict = { onExcessProperty: "error" } as const
 
-/** The 422 items of a reply (fails the test when the body is not in the spec's 422 shape). */
+/** The 422 items of a reply (fails the test when the body is not in the API's 422 shape). */
 export const validationDetail = (reply: Reply): ReadonlyArray<ValidationItem> =>
   Schema.decodeUnknownSync(ValidationBody, strict)(reply.body).detail
 
 /**
- * What is wrong with a reply's status and body, or undefined when it is one the spec allows: any 2xx,
+ * What is wrong with a reply's status and body, or undefined when it is one the API allows: any 2xx,
  * 400/401/404/409/413/429/431 with `{"detail": string}`, 422 with located items. 5xx is always wrong here:
  * these tests send only client mistakes.
  */

@@ -1,5 +1,5 @@
 /**
- * What Node answers on its own (src/NodeServer.ts): the spec's `{"detail": ...}` bodies, and a chunked
+ * What Node answers on its own (src/NodeServer.ts): the API's `{"detail": ...}` bodies, and a chunked
  * body over the limit answered 413 without losing the connection (the rest of the body is drained).
  */
 import { HttpServer } from "@effect/platform"

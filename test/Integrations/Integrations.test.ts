@@ -8,7 +8,7 @@ import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestApp, typedClien
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
-/** Every flag of spec 2.4 with its PRODUCT.md §4 default. */
+/** Every feature flag with its default (docs/api.md). */
 const defaultFeatures = {
   typing: true,
   escalation: true,
@@ -116,7 +116,7 @@ describe("integrations", () => {
         expect((yield* message("m-3")).status).toBe(422)
       }))
 
-    it.effect("update-settings answers spec 2.3 {integrationId, integration, settings}", () =>
+    it.effect("update-settings answers {integrationId, integration, settings}", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
         const reply = yield* update(tenant, { name: "Renamed" })

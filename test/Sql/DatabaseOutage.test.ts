@@ -1,5 +1,5 @@
 /**
- * The database out of reach (issue 10, item 3): every wait is bounded, requests answer 503 with
+ * The database out of reach: every wait is bounded, requests answer 503 with
  * `Retry-After` and `{"detail"}` instead of 500 or a hang, `/health/ready` answers within its 2 s, and
  * service resumes when the database is back. PostgreSQL is reached through a TCP proxy (the network
  * edge) that can refuse connections or swallow every byte. PostgreSQL only: the embedded database is
