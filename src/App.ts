@@ -38,7 +38,9 @@ import { StartedLive, StoppedLive } from "./Observability/Lifecycle.js"
 import { LoggingLive } from "./Observability/Logging.js"
 import { TelemetryLive } from "./Observability/Telemetry.js"
 import { SeedLive } from "./Seed.js"
+import { PortsFreeLive, reportStartFailure, SettingsLive } from "./Startup.js"
 import { type DatabaseKind, SqlLive } from "./Sql.js"
+import { PurgeWorkspace } from "./Workspaces/Jobs.js"
 import { Workspaces } from "./Workspaces/Workspaces.js"
 
 /** The domain services behind the handlers and the jobs; they need only the database and config. */
@@ -67,24 +69,27 @@ const JobHandlersLive = Layer.effect(
   Effect.gen(function*() {
     const sender = yield* Sender
     const replies = yield* Replies
+    const workspaces = yield* Workspaces
     return Job.handlers([
       // A claim's deliveries to one integration go out together: a statement per step for all of them.
       Job.handleBatch(DeliverEvent, (items) => sender.deliverMany(items.map(({ payload, span }) => ({ eventId: payload.eventId, span })))),
-      Job.handle(GenerateReply, replies.generate)
+      Job.handle(GenerateReply, replies.generate),
+      Job.handle(PurgeWorkspace, ({ workspaceId }) => Effect.as(workspaces.purge(workspaceId), Job.Outcome.Done()))
     ])
   })
 ).pipe(Layer.provide([Sender.Default, Replies.Default.pipe(Layer.provide([AiRepliesLive, ModelSettingsFor.Default]))]))
 
 /**
  * The pool's lanes: replies and deliveries never wait for each other; deliveries (which wait on
- * receivers) run many at once, a few per integration; replies a few per workspace.
+ * receivers) run many at once, a few per integration; replies (and a deleted workspace's purge) a few
+ * per workspace.
  */
 const LanesLive = Layer.effect(
   Job.Lanes,
   Effect.map(AppConfig.WorkerConfig, (config) => [
     {
       name: "replies",
-      kinds: [GenerateReply.name],
+      kinds: [GenerateReply.name, PurgeWorkspace.name],
       concurrency: config.concurrency,
       perGroup: config.concurrencyPerWorkspace
     },
@@ -129,14 +134,21 @@ export const makeApp = <RS, ES, RD, ED>(options: AppOptions<RS, ES, RD, ED>) => 
     Layer.provideMerge(running),
     Layer.provideMerge(services),
     Layer.provideMerge(options.database),
-    Layer.provide(StoppedLive)
+    Layer.provide(StoppedLive),
+    // Every setting is validated before anything is built.
+    Layer.provide(SettingsLive)
   )
 }
 
-/** Parley as `npm start` runs it. */
+/**
+ * Parley as `npm start` runs it. Built outermost first: logging, the settings and the ports checked
+ * (a bad setting or a port in use fails in a moment, before any work), OpenTelemetry, then the app. A
+ * start that fails, at any of these steps, prints one line naming the setting to fix (`Startup.ts`).
+ */
 export const AppLive = makeApp({ server: NodeServerLive, database: SqlLive, seed: true }).pipe(
-  Layer.tapErrorCause((cause) => Effect.logError("Parley failed to start", cause)),
-  // Logging and OpenTelemetry first, so everything built and run after them is traced and logged.
   Layer.provide(TelemetryLive),
+  Layer.provide(PortsFreeLive),
+  Layer.provide(SettingsLive),
+  reportStartFailure,
   Layer.provide(LoggingLive)
 )

@@ -7,7 +7,9 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
@@ -39,6 +41,7 @@ import {
 } from "./Domain/Workspace.js"
 import { latestMigrationId } from "./migrations/index.js"
 import { SqlLive } from "./Sql.js"
+import { explainStartFailure } from "./Startup.js"
 
 // ---------------------------------------------------------------------------------------------
 // Connection to a running Parley
@@ -115,17 +118,28 @@ const print = <A, I>(
     ? Effect.flatMap(Schema.encode(schema)(value), (encoded) => Console.log(JSON.stringify(encoded, null, 2)))
     : Console.log(text(value))
 
-/** Runs a command's calls over fetch; a failure prints one line and sets the exit code. */
+/**
+ * Runs a command's calls over fetch; a failure prints one line and sets the exit code. A command that
+ * opens the database itself (`migrate`, `secrets reencrypt`) says which setting to fix when it cannot
+ * (the embedded database held by a running Parley: "stop Parley first").
+ */
 const reporting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
-    Effect.catchAll((error) =>
-      Effect.zipRight(
-        Console.error(`Error: ${explain(error)}`),
+    Effect.catchAllCause((cause) => {
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      const failure = Cause.failureOption(cause)
+      const message = Option.isSome(failure) && !ConfigError.isConfigError(failure.value)
+        ? explain(failure.value)
+        : (({ reason, setting }) => setting === undefined || reason.includes(setting) ? reason : `${setting}: ${reason}`)(
+          explainStartFailure(cause)
+        )
+      return Effect.zipRight(
+        Console.error(`Error: ${message}`),
         Effect.sync(() => {
           process.exitCode = 1
         })
       )
-    ),
+    }),
     Effect.provide(FetchHttpClient.layer)
   )
 
@@ -167,8 +181,34 @@ const workspaceShow = Command.make("show", { ...connection, workspaceId }, (conn
         [`Workspace ${w.name}: ${w.id}`, `  Webhook secret: ${w.webhookSecret}`].join("\n"))))
 ).pipe(Command.withDescription("Show a workspace and its webhook secret"))
 
+const workspaceDelete = Command.make(
+  "delete",
+  {
+    ...connection,
+    workspaceId,
+    yes: Options.boolean("yes").pipe(Options.withDescription("Confirm: the workspace and all its data are deleted"))
+  },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.gen(function*() {
+        const w = yield* client.getWorkspace({ path: { workspaceId: conn.workspaceId } })
+        if (!conn.yes) {
+          return yield* new CliFailure({
+            message: `This deletes workspace ${w.name} (${w.id}), its tokens, integrations, conversations and deliveries. ` +
+              "Run again with --yes to confirm"
+          })
+        }
+        yield* client.deleteWorkspace({ path: { workspaceId: conn.workspaceId } })
+        yield* conn.json
+          ? Console.log(JSON.stringify({ deleted: w.id }))
+          : Console.log(
+            `Workspace ${w.name} (${w.id}) deleted: its tokens no longer work; its data is being removed in the background`
+          )
+      }))
+).pipe(Command.withDescription("Delete a workspace and everything it owns (asks for --yes)"))
+
 const workspace = Command.make("workspace").pipe(
-  Command.withSubcommands([workspaceCreate, workspaceList, workspaceShow]),
+  Command.withSubcommands([workspaceCreate, workspaceList, workspaceShow, workspaceDelete]),
   Command.withDescription("Workspaces")
 )
 
@@ -338,6 +378,40 @@ const readArticle = (file: string, urlBase: Option.Option<string>, url: Option.O
     catch: (error) => new CliFailure({ message: `Cannot read ${file}: ${String(error)}` })
   })
 
+/**
+ * The Markdown files an argument names: a file, every `.md`/`.markdown`/`.txt` file of a folder, or a
+ * pattern the shell did not expand (quoted, or matching nothing): `*` and `?` in the file name part.
+ */
+const articleFiles = (argument: string) =>
+  Effect.try({
+    try: (): Array<string> => {
+      if (fs.existsSync(argument)) {
+        if (!fs.statSync(argument).isDirectory()) return [argument]
+        return fs.readdirSync(argument).filter((name) => /\.(md|markdown|txt)$/i.test(name)).sort().map((name) =>
+          path.join(argument, name)
+        )
+      }
+      const base = path.basename(argument)
+      if (!/[*?]/.test(base)) return []
+      const dir = path.dirname(argument)
+      const pattern = new RegExp(`^${base.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`)
+      return fs.existsSync(dir) && fs.statSync(dir).isDirectory()
+        ? fs.readdirSync(dir).filter((name) => pattern.test(name)).sort().map((name) => path.join(dir, name))
+        : []
+    },
+    catch: (error) => new CliFailure({ message: `Cannot read ${argument}: ${String(error)}` })
+  }).pipe(
+    Effect.filterOrFail(
+      (files) => files.length > 0,
+      () =>
+        new CliFailure({
+          message: fs.existsSync(argument)
+            ? `No Markdown files (.md, .markdown, .txt) in ${argument}`
+            : `No file matches ${argument}`
+        })
+    )
+  )
+
 const kbAdd = Command.make(
   "add",
   {
@@ -348,16 +422,22 @@ const kbAdd = Command.make(
       Options.withDescription("Article URL = url-base + file name without extension")
     ),
     articleUrl: Options.text("article-url").pipe(Options.optional, Options.withDescription("Article URL (one file)")),
-    files: Args.file({ name: "FILE.md", exists: "yes" }).pipe(Args.atLeast(1))
+    files: Args.text({ name: "FILE.md|FOLDER" }).pipe(
+      Args.atLeast(1),
+      Args.withDescription("Markdown files, folders of them, or a quoted pattern such as 'docs/help/*.md'")
+    )
   },
   (conn) =>
     admin(conn, (client) =>
-      Effect.forEach(conn.files, (file) =>
+      Effect.gen(function*() {
+        const files = (yield* Effect.forEach(conn.files, articleFiles)).flat()
+        yield* Effect.forEach(files, (file) =>
         Effect.gen(function*() {
-          const article = yield* readArticle(file, conn.urlBase, conn.files.length === 1 ? conn.articleUrl : Option.none())
+          const article = yield* readArticle(file, conn.urlBase, files.length === 1 ? conn.articleUrl : Option.none())
           const created = yield* client.createArticle({ path: { workspaceId: conn.workspace }, payload: article })
           yield* print(conn, ArticleJson, created, (a) => `Article ${a.title}: ${a.id}${a.url ? ` (${a.url})` : ""}`)
-        }), { discard: true }))
+        }), { discard: true })
+      }))
 ).pipe(Command.withDescription("Add Markdown files to a workspace's knowledge base"))
 
 const kbList = Command.make("list", { ...connection, workspaceId }, (conn) =>
@@ -598,7 +678,9 @@ const serve = Command.make("serve", {}, () => Layer.launch(AppLive)).pipe(
 )
 
 const migrateCommand = Command.make("migrate", {}, () =>
-  Effect.scoped(Effect.zipRight(Layer.build(SqlLive), Console.log(`Database migrated (latest migration ${latestMigrationId})`)))
+  reporting(
+    Effect.scoped(Effect.zipRight(Layer.build(SqlLive), Console.log(`Database migrated (latest migration ${latestMigrationId})`)))
+  )
 ).pipe(Command.withDescription("Run the database migrations and exit"))
 
 export const parley = Command.make("parley").pipe(

@@ -10,6 +10,99 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { ModelSettings } from "./Ai/Llm/Contract.js"
 
+// ---------------------------------------------------------------------------------------------------
+// Ranges. Every numeric and duration setting has one: a value outside it is refused at start with the
+// setting's name, the value and the range (`Startup.ts` prints it), never accepted to fail later (a
+// WORKER_CONCURRENCY of 0 would start and never reply).
+// ---------------------------------------------------------------------------------------------------
+
+/** The setting a `ConfigError` is about and what is wrong with it (an invalid value before a missing one). */
+export const describeConfigError = (
+  error: ConfigError.ConfigError
+): { readonly setting: string | undefined; readonly reason: string } => {
+  const leaves = (e: ConfigError.ConfigError): Array<{ path: ReadonlyArray<string>; message: string; invalid: boolean }> =>
+    e._op === "And" || e._op === "Or"
+      ? [...leaves(e.left), ...leaves(e.right)]
+      : [{ path: e.path, message: e.message, invalid: e._op === "InvalidData" }]
+  const all = leaves(error)
+  const invalid = all.filter((l) => l.invalid)
+  const shown = invalid.length > 0 ? invalid : all.slice(0, 1)
+  const settings = [...new Set(shown.flatMap((l) => l.path.length === 0 ? [] : [l.path.join("_")]))]
+  // Effect's own messages ("Expected an integer value but received …") do not name the setting.
+  const messages = shown.map((l) => {
+    const name = l.path.join("_")
+    return name === "" || l.message.includes(name) ? l.message : `${name}: ${l.message}`
+  })
+  return {
+    setting: settings.length === 0 ? undefined : settings.join(", "),
+    reason: messages.length === 0 ? String(error) : [...new Set(messages)].join("; ")
+  }
+}
+
+/** A duration as a setting is written: `1500 millis`, `5 seconds`, `28 hours` (the largest exact unit). */
+export const formatDuration = (input: Duration.DurationInput): string => {
+  const millis = Duration.toMillis(input)
+  const units: ReadonlyArray<readonly [string, number]> = [["days", 86_400_000], ["hours", 3_600_000], ["minutes", 60_000], [
+    "seconds",
+    1000
+  ]]
+  const unit = units.find(([, size]) => millis >= size && millis % size === 0)
+  if (unit === undefined) return `${millis} millis`
+  const count = millis / unit[1]
+  return `${count} ${count === 1 ? unit[0].slice(0, -1) : unit[0]}`
+}
+
+// The path is the setting's own: `Config.mapOrFail` prefixes it with the name.
+const outOfRange = (name: string, value: string, range: string) =>
+  ConfigError.InvalidData([], `${name}=${value} is out of range: ${range}`)
+
+/** A whole number from `min` to `max`; `fallback` when unset. */
+export const integerIn = (name: string, min: number, max: number, fallback: number): Config.Config<number> =>
+  Config.integer(name).pipe(
+    Config.mapOrFail((n) =>
+      n >= min && n <= max
+        ? Either.right(n)
+        : Either.left(outOfRange(name, String(n), `a whole number from ${min} to ${max}`))
+    ),
+    Config.withDefault(fallback)
+  )
+
+/** A number from `min` to `max`; `fallback` when unset. */
+export const numberIn = (name: string, min: number, max: number, fallback: number): Config.Config<number> =>
+  Config.number(name).pipe(
+    Config.mapOrFail((n) =>
+      Number.isFinite(n) && n >= min && n <= max
+        ? Either.right(n)
+        : Either.left(outOfRange(name, String(n), `a number from ${min} to ${max}`))
+    ),
+    Config.withDefault(fallback)
+  )
+
+/**
+ * A duration from `min` to `max` (an Effect duration string: `1500 millis`, `5 seconds`); `zeroOff`
+ * also allows 0, which turns the feature off. `fallback` when unset.
+ */
+export const durationIn = (
+  name: string,
+  min: Duration.DurationInput,
+  max: Duration.DurationInput,
+  fallback: Duration.DurationInput,
+  options: { readonly zeroOff?: boolean } = {}
+): Config.Config<Duration.Duration> =>
+  Config.duration(name).pipe(
+    Config.mapOrFail((duration) =>
+      (options.zeroOff === true && Duration.toMillis(duration) === 0) ||
+        (Duration.greaterThanOrEqualTo(duration, min) && Duration.lessThanOrEqualTo(duration, max))
+        ? Either.right(duration)
+        : Either.left(outOfRange(
+          name,
+          formatDuration(duration),
+          `from ${formatDuration(min)} to ${formatDuration(max)}${options.zeroOff === true ? ", or 0 seconds (off)" : ""}`
+        ))
+    ),
+    Config.withDefault(Duration.decode(fallback))
+  )
+
 export const Mode = Config.literal("development", "production")("PARLEY_MODE").pipe(
   Config.withDefault("development" as const)
 )
@@ -32,7 +125,7 @@ export const EmbeddedSharedBuffers = Config.string("PARLEY_EMBEDDED_SHARED_BUFFE
   Config.validate({ message: "a size such as 16MB or 512kB", validation: (size) => /^\d+\s*(kB|MB|GB)$/.test(size) }),
   Config.withDefault("16MB")
 )
-export const DatabasePoolSize = Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+export const DatabasePoolSize = integerIn("DATABASE_POOL_SIZE", 1, 1000, 10)
 
 /**
  * Named (prepared) statements on PostgreSQL: each parsed once per connection, its plan kept. Off for a
@@ -44,41 +137,107 @@ export const DatabasePreparedStatements = Config.boolean("DATABASE_PREPARED_STAT
 /** Every wait on PostgreSQL is bounded (not the embedded database, which cannot be unreachable). */
 export const DatabaseTimeouts = Config.all({
   /** Connecting, and waiting for a free connection of the pool. */
-  connect: Config.duration("DATABASE_CONNECT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(5))),
+  connect: durationIn("DATABASE_CONNECT_TIMEOUT", Duration.millis(100), Duration.minutes(10), Duration.seconds(5)),
   /**
    * One statement, enforced by PostgreSQL (`statement_timeout`); a connection silent 2 s longer is
    * closed by Parley (the network is gone). 0 turns both off (e.g. for a long migration).
    */
-  statement: Config.duration("DATABASE_STATEMENT_TIMEOUT").pipe(Config.withDefault(Duration.seconds(15))),
+  statement: durationIn("DATABASE_STATEMENT_TIMEOUT", Duration.millis(100), Duration.hours(24), Duration.seconds(15), {
+    zeroOff: true
+  }),
   /** A transaction left idle this long is ended by PostgreSQL (`idle_in_transaction_session_timeout`). */
-  idleInTransaction: Config.duration("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT").pipe(
-    Config.withDefault(Duration.seconds(30))
+  idleInTransaction: durationIn(
+    "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT",
+    Duration.millis(100),
+    Duration.hours(24),
+    Duration.seconds(30),
+    { zeroOff: true }
   )
 })
 export type DatabaseTimeouts = Config.Config.Success<typeof DatabaseTimeouts>
 
 export const AdminToken = Config.option(Config.redacted("PARLEY_ADMIN_TOKEN"))
-export const EncryptionKey = Config.option(Config.redacted("PARLEY_ENCRYPTION_KEY"))
-/** The key before a rotation: still opens what it sealed, until `parley secrets reencrypt` re-seals it. */
-export const EncryptionKeyPrevious = Config.option(Config.redacted("PARLEY_ENCRYPTION_KEY_PREVIOUS"))
 
-/** Largest accepted request body, in bytes (PRODUCT.md §3: 1 MiB). */
-export const BodyLimit = Config.integer("PARLEY_BODY_LIMIT").pipe(Config.withDefault(1024 * 1024))
+/** A 32-byte key given as 64 hex characters or as base64; undefined when it is not one. */
+export const parseEncryptionKey = (raw: string): Buffer | undefined => {
+  const trimmed = raw.trim()
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, "hex") : Buffer.from(trimmed, "base64")
+  return key.length === 32 ? key : undefined
+}
+
+export const GENERATE_KEY_HINT = "generate one with `openssl rand -hex 32`"
+
+/** An AES-256 key: none when unset or empty (`PARLEY_ENCRYPTION_KEY=` from a compose file). */
+const encryptionKey = (name: string): Config.Config<Option.Option<Buffer>> =>
+  Config.option(Config.redacted(name)).pipe(
+    Config.mapOrFail((configured) => {
+      const raw = Option.getOrElse(Option.map(configured, Redacted.value), () => "").trim()
+      if (raw === "") return Either.right(Option.none())
+      const key = parseEncryptionKey(raw)
+      return key !== undefined
+        ? Either.right(Option.some(key))
+        : Either.left(ConfigError.InvalidData([name], `${name} must be 32 bytes, as 64 hex characters or base64 (${GENERATE_KEY_HINT})`))
+    })
+  )
+
+export const EncryptionKey = encryptionKey("PARLEY_ENCRYPTION_KEY")
+/** The key before a rotation: still opens what it sealed, until `parley secrets reencrypt` re-seals it. */
+export const EncryptionKeyPrevious = encryptionKey("PARLEY_ENCRYPTION_KEY_PREVIOUS")
+/** Production without an encryption key stores secrets in plain text only when this says so. */
+export const AllowPlaintextSecrets = Config.boolean("PARLEY_ALLOW_PLAINTEXT_SECRETS").pipe(Config.withDefault(false))
+
+/**
+ * What production mode requires before anything starts: an admin token (development generates one) and
+ * an encryption key for secrets at rest, unless `PARLEY_ALLOW_PLAINTEXT_SECRETS=true` says plain text is
+ * meant.
+ */
+export const ProductionRequirements: Config.Config<void> = Config.all({
+  mode: Mode,
+  adminToken: AdminToken,
+  key: EncryptionKey,
+  previousKey: EncryptionKeyPrevious,
+  allowPlaintext: AllowPlaintextSecrets
+}).pipe(
+  Config.mapOrFail((c): Either.Either<void, ConfigError.ConfigError> => {
+    if (Option.isSome(c.previousKey) && Option.isNone(c.key)) {
+      return Either.left(ConfigError.MissingData(
+        ["PARLEY_ENCRYPTION_KEY"],
+        "PARLEY_ENCRYPTION_KEY_PREVIOUS is set but PARLEY_ENCRYPTION_KEY is not"
+      ))
+    }
+    if (c.mode !== "production") return Either.right(undefined)
+    if (Option.isNone(c.adminToken) || Redacted.value(c.adminToken.value).trim() === "") {
+      return Either.left(ConfigError.MissingData(
+        ["PARLEY_ADMIN_TOKEN"],
+        `PARLEY_ADMIN_TOKEN must be set in production mode (${GENERATE_KEY_HINT})`
+      ))
+    }
+    if (Option.isNone(c.key) && !c.allowPlaintext) {
+      return Either.left(ConfigError.MissingData(
+        ["PARLEY_ENCRYPTION_KEY"],
+        "PARLEY_ENCRYPTION_KEY must be set in production mode: webhook secrets, custom header values and AI keys " +
+          `are stored encrypted with it; ${GENERATE_KEY_HINT} (or set PARLEY_ALLOW_PLAINTEXT_SECRETS=true to store them in plain text)`
+      ))
+    }
+    return Either.right(undefined)
+  })
+)
+
+/** Largest accepted request body, in bytes (docs/api.md: 1 MiB). */
+export const BodyLimit = integerIn("PARLEY_BODY_LIMIT", 1024, 100 * 1024 * 1024, 1024 * 1024)
 /** Requests per minute per API token; 0 turns the limit off. */
-export const RateLimit = Config.integer("PARLEY_RATE_LIMIT").pipe(Config.withDefault(600))
-export const MaxMessageChars = Config.integer("PARLEY_MAX_MESSAGE_CHARS").pipe(Config.withDefault(32_000))
-export const MaxAttachments = Config.integer("PARLEY_MAX_ATTACHMENTS").pipe(Config.withDefault(20))
+export const RateLimit = integerIn("PARLEY_RATE_LIMIT", 0, 1_000_000, 600)
+export const MaxMessageChars = integerIn("PARLEY_MAX_MESSAGE_CHARS", 1, 1_000_000, 32_000)
+export const MaxAttachments = integerIn("PARLEY_MAX_ATTACHMENTS", 0, 1000, 20)
 
 /** How long the previous webhook secret stays valid after a rotation. */
-export const SecretRotationGrace = Config.duration("PARLEY_SECRET_ROTATION_GRACE").pipe(
-  Config.withDefault("24 hours")
-)
+export const SecretRotationGrace = durationIn("PARLEY_SECRET_ROTATION_GRACE", 0, Duration.days(30), Duration.hours(24))
 
 /**
  * How long a valid API token's lookup is remembered. Revoking through this instance takes effect at
  * once; another instance sharing the database may accept a revoked token for up to this long. 0 = off.
  */
-export const TokenCacheTtl = Config.duration("PARLEY_TOKEN_CACHE_TTL").pipe(Config.withDefault(Duration.seconds(1)))
+export const TokenCacheTtl = durationIn("PARLEY_TOKEN_CACHE_TTL", 0, Duration.minutes(1), Duration.seconds(1))
 
 /**
  * How long an integration read by the API (by id, within the caller's workspace) is remembered: it was
@@ -86,17 +245,26 @@ export const TokenCacheTtl = Config.duration("PARLEY_TOKEN_CACHE_TTL").pipe(Conf
  * once; another instance on the same database may use the settings before a change for up to this
  * long. 0 = off.
  */
-export const IntegrationCacheTtl = Config.duration("PARLEY_INTEGRATION_CACHE_TTL").pipe(
-  Config.withDefault(Duration.seconds(1))
+export const IntegrationCacheTtl = durationIn("PARLEY_INTEGRATION_CACHE_TTL", 0, Duration.minutes(1), Duration.seconds(1))
+
+/**
+ * Whether the first start of an empty database creates a demo workspace: by default in development
+ * mode only (a production database starts empty; operators create workspaces).
+ */
+export const SeedDemo = Config.all([Config.option(Config.boolean("PARLEY_SEED_DEMO")), Mode]).pipe(
+  Config.map(([seed, mode]) => Option.getOrElse(seed, () => mode === "development"))
 )
 
-/** Whether the first start of an empty database creates a demo workspace. */
-export const SeedDemo = Config.boolean("PARLEY_SEED_DEMO").pipe(Config.withDefault(true))
+/** Where the demo integration's webhooks go: `npm run receiver` listens there by default. */
+export const DemoWebhookUrl = Config.url("PARLEY_DEMO_WEBHOOK_URL").pipe(
+  Config.map((url) => url.toString()),
+  Config.withDefault("http://127.0.0.1:8787/webhook")
+)
 
-// Replies (PRODUCT.md §6)
+// Replies (docs/ai.md)
 
 /** Messages within this window are answered together by one reply. */
-export const ReplyDebounce = Config.duration("REPLY_DEBOUNCE").pipe(Config.withDefault(Duration.millis(1500)))
+export const ReplyDebounce = durationIn("REPLY_DEBOUNCE", 0, Duration.minutes(1), Duration.millis(1500))
 
 /** The embedded knowledge-base responder. */
 export const EmbeddedConfig = Config.all({
@@ -104,59 +272,68 @@ export const EmbeddedConfig = Config.all({
    * Lowest relevance of the best passage for an answer: its BM25 score over the question's total
    * term weight. Relative, so a knowledge base of one article answers as well as one of thousands.
    */
-  minRelevance: Config.number("PARLEY_KB_MIN_RELEVANCE").pipe(Config.withDefault(0.3)),
+  minRelevance: numberIn("PARLEY_KB_MIN_RELEVANCE", 0, 10, 0.3),
   /** Lowest share of the question's terms the best passage must contain. */
-  minCoverage: Config.number("PARLEY_KB_MIN_COVERAGE").pipe(Config.withDefault(0.5))
+  minCoverage: numberIn("PARLEY_KB_MIN_COVERAGE", 0, 1, 0.5)
 })
 
 // The job queue and its workers
 
 /** How long a claimed job stays an instance's without a heartbeat before others may take it. */
-export const JobLease = Config.duration("JOB_LEASE").pipe(Config.withDefault(Duration.seconds(30)))
+export const JobLease = durationIn("JOB_LEASE", Duration.millis(100), Duration.hours(1), Duration.seconds(30))
 
 export const WorkerConfig = Config.all({
   /** Replies (and other non-delivery jobs) one instance generates at once. */
-  concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(8)),
+  concurrency: integerIn("WORKER_CONCURRENCY", 1, 1000, 8),
   /** Of those, at most this many for one workspace at once (across instances). */
-  concurrencyPerWorkspace: Config.integer("WORKER_CONCURRENCY_PER_WORKSPACE").pipe(Config.withDefault(4)),
+  concurrencyPerWorkspace: integerIn("WORKER_CONCURRENCY_PER_WORKSPACE", 1, 1000, 4),
   /**
    * Webhook deliveries one instance has in flight at once (they wait on the network, not the CPU, and
    * hold no database connection meanwhile).
    */
-  deliveryConcurrency: Config.integer("DELIVERY_CONCURRENCY").pipe(Config.withDefault(256)),
+  deliveryConcurrency: integerIn("DELIVERY_CONCURRENCY", 1, 10_000, 256),
   /**
    * Of those, at most this many to one integration at once (across instances): a slow receiver costs
    * only its own. A claim's deliveries to one integration go out as a batch, so this is also the most
    * one batch holds (one integration's lane: 400/s at 8, 700/s at 32 on the development machine).
    */
-  deliveryConcurrencyPerIntegration: Config.integer("DELIVERY_CONCURRENCY_PER_INTEGRATION").pipe(
-    Config.withDefault(32)
-  ),
+  deliveryConcurrencyPerIntegration: integerIn("DELIVERY_CONCURRENCY_PER_INTEGRATION", 1, 1000, 32),
   /** Idle workers look for due jobs this often (besides LISTEN/NOTIFY on PostgreSQL). */
-  pollInterval: Config.duration("JOB_POLL_INTERVAL").pipe(Config.withDefault(Duration.seconds(1))),
+  pollInterval: durationIn("JOB_POLL_INTERVAL", Duration.millis(10), Duration.hours(1), Duration.seconds(1)),
   /** On shutdown, running jobs get this long to finish before they are given back. */
-  shutdownGrace: Config.duration("WORKER_SHUTDOWN_GRACE").pipe(Config.withDefault(Duration.seconds(10))),
+  shutdownGrace: durationIn("WORKER_SHUTDOWN_GRACE", 0, Duration.minutes(10), Duration.seconds(10)),
   /** A job whose handler fails this often is dead (kinds that settle their own failures excepted). */
-  maxAttempts: Config.integer("JOB_MAX_ATTEMPTS").pipe(Config.withDefault(10)),
+  maxAttempts: integerIn("JOB_MAX_ATTEMPTS", 1, 1000, 10),
   /** How often queue depth and age are measured for metrics. */
-  depthInterval: Config.duration("JOB_METRICS_INTERVAL").pipe(Config.withDefault(Duration.seconds(15))),
+  depthInterval: durationIn("JOB_METRICS_INTERVAL", Duration.millis(100), Duration.hours(1), Duration.seconds(15)),
   /** Done and dead jobs are deleted this long after they finished. */
-  retention: Config.duration("JOB_RETENTION").pipe(Config.withDefault(Duration.days(7)))
+  retention: durationIn("JOB_RETENTION", Duration.minutes(1), Duration.days(3650), Duration.days(7))
 })
 export type WorkerConfig = Config.Config.Success<typeof WorkerConfig>
 
-// Webhook delivery (PRODUCT.md §5)
+// Webhook delivery (docs/webhooks.md)
 
 export const DeliveryConfig = Config.all({
   /** First retry delay; later ones double, with jitter. */
-  retryBase: Config.duration("DELIVERY_RETRY_BASE").pipe(Config.withDefault(Duration.seconds(5))),
+  retryBase: durationIn("DELIVERY_RETRY_BASE", Duration.millis(1), Duration.hours(1), Duration.seconds(5)),
   /** Cap of one delay. */
-  retryMaxDelay: Config.duration("DELIVERY_RETRY_MAX_DELAY").pipe(Config.withDefault(Duration.hours(1))),
+  retryMaxDelay: durationIn("DELIVERY_RETRY_MAX_DELAY", Duration.millis(1), Duration.days(7), Duration.hours(1)),
   /** When an undelivered event goes dead, counted from its creation or last replay. */
-  maxAge: Config.duration("DELIVERY_MAX_AGE").pipe(Config.withDefault(Duration.hours(28))),
+  maxAge: durationIn("DELIVERY_MAX_AGE", Duration.millis(100), Duration.days(90), Duration.hours(28)),
   /** Per attempt. */
-  timeout: Config.duration("DELIVERY_TIMEOUT").pipe(Config.withDefault(Duration.seconds(10)))
-})
+  timeout: durationIn("DELIVERY_TIMEOUT", Duration.millis(10), Duration.minutes(5), Duration.seconds(10))
+}).pipe(
+  Config.mapOrFail((c) =>
+    Duration.lessThan(c.retryMaxDelay, c.retryBase)
+      ? Either.left(ConfigError.InvalidData(
+        ["DELIVERY_RETRY_MAX_DELAY"],
+        `DELIVERY_RETRY_MAX_DELAY=${formatDuration(c.retryMaxDelay)} is out of range: at least DELIVERY_RETRY_BASE (${
+          formatDuration(c.retryBase)
+        })`
+      ))
+      : Either.right(c)
+  )
+)
 export type DeliveryConfig = Config.Config.Success<typeof DeliveryConfig>
 
 /** One access record per HTTP request (at `info`; `/health/*` at `debug`); `false` turns them off. */
@@ -182,13 +359,13 @@ export const AnthropicBaseUrl = Config.option(Config.nonEmptyString("ANTHROPIC_B
 /** `chat` (OpenAI-compatible servers) or `responses` (OpenAI). Default: `chat` with a base URL, else `responses`. */
 export const OpenAiApiKind = Config.option(Config.literal("chat", "responses")("OPENAI_API"))
 /** One attempt of one model call. */
-export const AiTimeout = Config.duration("AI_TIMEOUT").pipe(Config.withDefault(Duration.seconds(60)))
+export const AiTimeout = durationIn("AI_TIMEOUT", Duration.millis(10), Duration.minutes(30), Duration.seconds(60))
 /** Time one reply may lose to failed model calls and to waiting between retries before it gives up. */
-export const AiRetryBudget = Config.duration("AI_RETRY_BUDGET").pipe(Config.withDefault(Duration.minutes(2)))
+export const AiRetryBudget = durationIn("AI_RETRY_BUDGET", 0, Duration.hours(1), Duration.minutes(2))
 /** Retries of one model call at most (within the budget). */
-export const AiMaxRetries = Config.integer("AI_MAX_RETRIES").pipe(Config.withDefault(5))
+export const AiMaxRetries = integerIn("AI_MAX_RETRIES", 0, 100, 5)
 /** Model calls of one reply at most (the agent's tool loop). */
-export const AiMaxTurns = Config.integer("AI_MAX_TURNS").pipe(Config.withDefault(6))
+export const AiMaxTurns = integerIn("AI_MAX_TURNS", 1, 100, 6)
 
 export const DEFAULT_FALLBACK_MESSAGE = "I'm sorry, I can't answer right now. Please try again in a few minutes."
 

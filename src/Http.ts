@@ -1,6 +1,6 @@
 /**
  * The HTTP server: the API's handlers, auth, `/openapi.json`, the docs UI at `/docs`, and the one
- * middleware that gives every failure the wire shapes of PRODUCT.md §3:
+ * middleware that gives every failure the wire shapes of docs/api.md:
  * - a request that does not decode (HttpApi's 400 `HttpApiDecodeError`) is decoded again, part by part
  *   (path, query, body), to answer 422 `detail[{loc,msg,type}]` with every problem located; a response
  *   that fails its own schema is Parley's bug and answers 500;
@@ -50,7 +50,7 @@ import { IntegrationsHttpLive } from "./Integrations/Http.js"
 import { createServer } from "./NodeServer.js"
 import { serveWithAccessLog } from "./Observability/AccessLog.js"
 import { httpDurationOf, httpRequestsOf } from "./Observability/Metrics.js"
-import { isDatabaseUnavailable } from "./Sql.js"
+import { isDatabaseUnavailable, isForeignKeyViolation } from "./Sql.js"
 
 /** Deepest JSON nesting a body may have (objects and arrays). */
 const MAX_JSON_DEPTH = 64
@@ -285,6 +285,14 @@ const EdgeLive = HttpApiBuilder.middleware(
         const internal = (cause: Cause.Cause<unknown>) =>
           Effect.gen(function*() {
             const id = yield* traceId
+            if (isForeignKeyViolation(cause)) {
+              // Parley deletes rows only with their workspace: what this request wrote into is gone, and
+              // so is its caller's workspace (authenticated a moment before, from a cache).
+              yield* Effect.logInfo("Request raced its workspace's deletion").pipe(Effect.annotateLogs("traceId", id))
+              return request.url.startsWith("/admin/")
+                ? json(404, { detail: "Workspace not found" })
+                : json(401, { detail: "Invalid or revoked token" }, { "www-authenticate": "Bearer" })
+            }
             if (isDatabaseUnavailable(cause)) {
               const reason = Cause.squash(cause)
               yield* Effect.logWarning("Database unavailable; answered 503").pipe(

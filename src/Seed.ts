@@ -1,8 +1,13 @@
 /**
- * First start of an empty database: a demo workspace and integration, their credentials printed and
- * written to `<data dir>/demo.env` so the README's walk-through can `source` them.
+ * First start of an empty database (by default in development mode only): a demo workspace and
+ * integration, their credentials printed and written to `<data dir>/demo.env` so the README's
+ * walk-through can `source` them. It is one transaction: a seed that fails (its webhook URL refused by
+ * the production SSRF guard, say) leaves nothing behind, and the start fails naming
+ * `PARLEY_DEMO_WEBHOOK_URL`.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Console from "effect/Console"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
@@ -12,7 +17,12 @@ import { Knowledge } from "./Ai/Knowledge.js"
 import { Integrations } from "./Integrations/Integrations.js"
 import { Workspaces } from "./Workspaces/Workspaces.js"
 
-const DEMO_WEBHOOK_URL = "http://127.0.0.1:8787/webhook"
+/** The demo could not be created; nothing of it was kept. */
+export class SeedFailed extends Data.TaggedError("SeedFailed")<{ readonly reason: string }> {
+  override get message() {
+    return `The demo workspace could not be created: ${this.reason}`
+  }
+}
 
 const demoArticles = [
   {
@@ -30,19 +40,35 @@ const demoArticles = [
 ]
 
 const seedDemo = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
   const workspaces = yield* Workspaces
   const integrations = yield* Integrations
   const knowledge = yield* Knowledge
-  if ((yield* workspaces.count) > 0) return
-  const { apiToken, webhookSecret, workspace } = yield* workspaces.create("Demo")
-  const integration = yield* integrations.create(workspace.id, {
-    name: "Demo integration",
-    integration: "api",
-    webhook: { url: DEMO_WEBHOOK_URL, headers: {}, metadata: { source: "parley-demo" } },
-    supportedFeatures: {},
-    channelsSettings: {}
-  }).pipe(Effect.orDie)
-  for (const article of demoArticles) yield* knowledge.addArticle(workspace.id, article)
+  const webhookUrl = yield* AppConfig.DemoWebhookUrl
+  const created = yield* Effect.gen(function*() {
+    // Two instances starting on one empty database: the second waits here, then finds the first's demo.
+    yield* sql`LOCK TABLE workspaces IN SHARE ROW EXCLUSIVE MODE`
+    if ((yield* workspaces.count) > 0) return undefined
+    const { apiToken, webhookSecret, workspace } = yield* workspaces.create("Demo")
+    const integration = yield* integrations.create(workspace.id, {
+      name: "Demo integration",
+      integration: "api",
+      webhook: { url: webhookUrl, headers: {}, metadata: { source: "parley-demo" } },
+      supportedFeatures: {},
+      channelsSettings: {}
+    }).pipe(
+      Effect.catchTag("InvalidInput", (error) =>
+        Effect.fail(
+          new SeedFailed({
+            reason: `PARLEY_DEMO_WEBHOOK_URL=${webhookUrl}: ${error.problems.map((problem) => problem.message).join("; ")}`
+          })
+        ))
+    )
+    for (const article of demoArticles) yield* knowledge.addArticle(workspace.id, article)
+    return { apiToken, webhookSecret, workspace, integration }
+  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  if (created === undefined) return
+  const { apiToken, integration, webhookSecret, workspace } = created
   const file = path.resolve(yield* AppConfig.DataDir, "demo.env")
   // Exported: after `source`, child processes (the `parley` CLI reads PARLEY_TOKEN) see them too.
   const env = [
@@ -60,7 +86,7 @@ const seedDemo = Effect.gen(function*() {
     [
       `Empty database: created a demo workspace, integration and ${demoArticles.length} knowledge-base articles.`,
       ...env.map((line) => `  ${line}`),
-      `  (also in ${file}; its webhook URL is ${DEMO_WEBHOOK_URL})`
+      `  (also in ${file}; its webhooks go to ${webhookUrl}: \`npm run receiver\` listens there and verifies them)`
     ].join("\n")
   )
 })

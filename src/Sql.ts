@@ -12,12 +12,14 @@ import { PgClient } from "@effect/sql-pg"
 import type { PGlite } from "@electric-sql/pglite"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import * as String from "effect/String"
 import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
@@ -78,7 +80,7 @@ const embeddedPool = (port: number) =>
   )
 
 export const layerPGlite = (
-  acquire: Effect.Effect<PGlite, unknown>
+  acquire: Effect.Effect<PGlite, unknown, Scope.Scope>
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseKind, unknown> =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
@@ -122,10 +124,70 @@ const initialize = (folder: string) =>
     catch: (cause) => cause
   })
 
+/** The embedded database's folder is another process's: Parley, or a CLI command working on it. */
+export class EmbeddedDatabaseInUse extends Data.TaggedError("EmbeddedDatabaseInUse")<{
+  readonly dataDir: string
+  readonly pid: number | undefined
+}> {
+  override get message() {
+    return `The embedded database in ${this.dataDir} is in use by another process${
+      this.pid === undefined ? "" : ` (pid ${this.pid})`
+    }: stop Parley first (the embedded database is single-process), or use PostgreSQL (DATABASE_URL)`
+  }
+}
+
+/**
+ * Holds the embedded database's folder for this process's lifetime, as a Unix socket that only a live
+ * process can hold: on Linux in the abstract namespace (no file, gone when the process dies, however it
+ * dies), named after the folder's real path; elsewhere a socket file in the folder (a stale one, left by
+ * a process that died, refuses connections and is replaced). Whoever connects is told the holder's pid.
+ * PGlite itself would let a second process open the folder and fail later (`RuntimeError: Aborted()`)
+ * or corrupt it.
+ */
+const lockDataDir = (dataDir: string, folder: string) => {
+  const address = process.platform === "linux"
+    ? `\0parley-embedded-${crypto.createHash("sha256").update(fs.realpathSync(folder)).digest("hex").slice(0, 40)}`
+    : path.join(folder, ".parley.lock")
+  const holder = () =>
+    new Promise<number | undefined | null>((resolve) => {
+      const socket = net.connect(address)
+      let answer = ""
+      socket.setTimeout(1_000, () => socket.destroy())
+      socket.on("data", (chunk) => (answer += chunk.toString("utf8")))
+      socket.on("end", () => resolve(/^\d+$/.test(answer.trim()) ? Number(answer.trim()) : undefined))
+      // Nothing listens (or a stale socket file): free.
+      socket.on("error", () => resolve(null))
+    })
+  const listen = () =>
+    new Promise<net.Server>((resolve, reject) => {
+      const server = net.createServer((socket) => socket.end(`${process.pid}`))
+      server.once("error", reject)
+      server.listen(address, () => resolve(server.unref()))
+    })
+  return Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        try {
+          return await listen()
+        } catch (error) {
+          if (!(error instanceof Error && "code" in error && error.code === "EADDRINUSE")) throw error
+          const pid = await holder()
+          if (pid !== null) throw new EmbeddedDatabaseInUse({ dataDir, pid })
+          fs.rmSync(address, { force: true })
+          return await listen()
+        }
+      },
+      catch: (error) => error
+    }),
+    (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+  )
+}
+
 const openDataDir = (dataDir: string, sharedBuffers: string) =>
   Effect.gen(function*() {
     const folder = path.resolve(dataDir, "pgdata")
     fs.mkdirSync(folder, { recursive: true })
+    yield* lockDataDir(dataDir, folder)
     if (!fs.existsSync(path.join(folder, "PG_VERSION"))) yield* initialize(folder)
     // PGlite's WebAssembly is optimised only where it runs hot for a long while: with V8's default tiering
     // budget, start-up and migrations alone sent ~200 of its functions to the optimising compiler, on
@@ -274,6 +336,38 @@ export const migrate = Migrator.make({})({ loader: migrations })
 export const MigrationsLive = Layer.effectDiscard(migrate)
 
 
+/**
+ * The database could not be opened or migrated at start: which setting points at it, what it is
+ * (`user@host:port/database`, never the password; or the data folder), and why.
+ */
+export class DatabaseStartFailure extends Data.TaggedError("DatabaseStartFailure")<{
+  readonly setting: "DATABASE_URL" | "PARLEY_DATA_DIR"
+  readonly target: string
+  readonly cause: unknown
+}> {}
+
+/** `user@host:port/database` of a PostgreSQL URL, without its password. */
+export const describeUrl = (url: Redacted.Redacted): string => {
+  try {
+    const parsed = new URL(Redacted.value(url))
+    const user = parsed.username === "" ? "" : `${decodeURIComponent(parsed.username)}@`
+    return `${user}${parsed.hostname || "localhost"}:${parsed.port || "5432"}${parsed.pathname}`
+  } catch {
+    return "the server in DATABASE_URL"
+  }
+}
+
+/** A database layer whose failure to start names its setting (interruptions pass as they are). */
+const naming = <A, E, R>(
+  layer: Layer.Layer<A, E, R>,
+  setting: DatabaseStartFailure["setting"],
+  target: string
+): Layer.Layer<A, DatabaseStartFailure, R> =>
+  Layer.catchAllCause(layer, (cause) => {
+    const failure = new DatabaseStartFailure({ setting, target, cause: Cause.squash(cause) })
+    return Layer.failCause(Cause.isInterruptedOnly(cause) ? Cause.map(cause, () => failure) : Cause.fail(failure))
+  })
+
 /** The database chosen by configuration, migrated. */
 export const SqlLive = Layer.unwrapEffect(
   Effect.gen(function*() {
@@ -281,17 +375,18 @@ export const SqlLive = Layer.unwrapEffect(
     const poolSize = yield* AppConfig.DatabasePoolSize
     const timeouts = yield* AppConfig.DatabaseTimeouts
     const prepared = yield* AppConfig.DatabasePreparedStatements
-    const client = Option.match(url, {
-      onSome: (url) => layerUrl(url, poolSize, timeouts, prepared),
+    const dataDir = yield* AppConfig.DataDir
+    const sharedBuffers = yield* AppConfig.EmbeddedSharedBuffers
+    return Option.match(url, {
+      onSome: (url) =>
+        naming(Layer.provideMerge(MigrationsLive, layerUrl(url, poolSize, timeouts, prepared)), "DATABASE_URL", describeUrl(url)),
       onNone: () =>
-        Layer.unwrapEffect(
-          Effect.map(
-            Effect.all([AppConfig.DataDir, AppConfig.EmbeddedSharedBuffers]),
-            ([dataDir, sharedBuffers]) => layerPGlite(openDataDir(dataDir, sharedBuffers))
-          )
+        naming(
+          Layer.provideMerge(MigrationsLive, layerPGlite(openDataDir(dataDir, sharedBuffers))),
+          "PARLEY_DATA_DIR",
+          path.resolve(dataDir)
         )
     })
-    return Layer.provideMerge(MigrationsLive, client)
   })
 ).pipe(Layer.orDie)
 
@@ -341,6 +436,14 @@ export const isConnectionFailure = (error: unknown, depth = 0): boolean => {
 /** Whether a failure, typed or defect, is the database being unavailable (answered 503, not 500). */
 export const isDatabaseUnavailable = (cause: Cause.Cause<unknown>): boolean =>
   [...Cause.defects(cause), ...Cause.failures(cause)].some((error) => isConnectionFailure(error))
+
+/** Whether a statement referred to a row that is gone (SQLSTATE 23503): deleted while the request ran. */
+export const isForeignKeyViolation = (cause: Cause.Cause<unknown>): boolean => {
+  const violates = (error: unknown, depth = 0): boolean =>
+    depth <= 6 && typeof error === "object" && error !== null &&
+    (("code" in error && error.code === "23503") || ("cause" in error && violates(error.cause, depth + 1)))
+  return [...Cause.defects(cause), ...Cause.failures(cause)].some((error) => violates(error))
+}
 
 const causeMessage = (error: SqlError.SqlError): string =>
   error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message

@@ -76,6 +76,7 @@ export class Admin extends Effect.Service<Admin>()("Parley/Admin", {
       createWorkspace,
       listWorkspaces: workspaces.list,
       getWorkspace,
+      deleteWorkspace: (id: WorkspaceId) => workspaces.delete(id),
       createToken: (id: WorkspaceId, name: string | null) => workspaces.createToken(id, name),
       listTokens: (id: WorkspaceId) => workspaces.listTokens(id),
       revokeToken: (id: TokenId) => workspaces.revokeToken(id),

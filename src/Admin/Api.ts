@@ -40,6 +40,19 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addError(NotFoundBody)
   )
   .add(
+    HttpApiEndpoint.del("deleteWorkspace", "/workspaces/:workspaceId")
+      .setPath(WorkspacePath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Delete a workspace and everything it owns")
+      .annotate(
+        OpenApi.Description,
+        "At once, on every instance: its API tokens stop working (401), it and its integrations answer 404, and " +
+          "its pending replies and deliveries are dropped. Its data (conversations, messages, customers, deliveries, " +
+          "knowledge base, settings) is then removed in the background, in batches. Not reversible."
+      )
+  )
+  .add(
     HttpApiEndpoint.post("createToken", "/workspaces/:workspaceId/tokens")
       .setPath(WorkspacePath)
       .setPayload(NewToken)

@@ -10,6 +10,7 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("createWorkspace", ({ payload }) => admin.createWorkspace(payload.name))
       .handle("listWorkspaces", () => admin.listWorkspaces())
       .handle("getWorkspace", ({ path }) => admin.getWorkspace(path.workspaceId))
+      .handle("deleteWorkspace", ({ path }) => admin.deleteWorkspace(path.workspaceId))
       .handle("createToken", ({ path, payload }) => admin.createToken(path.workspaceId, payload.name))
       .handle("listTokens", ({ path }) => admin.listTokens(path.workspaceId))
       .handle("revokeToken", ({ path }) => admin.revokeToken(path.tokenId))

@@ -29,10 +29,8 @@ export const AdminTokenLive = Layer.effect(
   Effect.gen(function*() {
     const configured = yield* AppConfig.AdminToken
     if (Option.isSome(configured)) return configured.value
-    const mode = yield* AppConfig.Mode
-    if (mode === "production") {
-      return yield* Effect.dieMessage("PARLEY_ADMIN_TOKEN must be set in production mode")
-    }
+    // Production without one never gets here: `ProductionRequirements` refuses to start.
+    yield* AppConfig.ProductionRequirements
     const file = path.resolve(yield* AppConfig.DataDir, "admin-token")
     const { created, token } = yield* Effect.orDie(readOrCreate(file))
     // For the developer at the terminal, on stderr (stdout is the log stream); development mode only.

@@ -8,7 +8,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as crypto from "node:crypto"
 import * as AppConfig from "../Config.js"
 
@@ -29,23 +28,6 @@ export const constantTimeEqual = (a: string, b: string): boolean => {
   const right = Buffer.from(b, "utf8")
   return left.length === right.length && crypto.timingSafeEqual(left, right)
 }
-
-/** Reads a 32-byte key given as 64 hex characters or as base64. */
-const parseKey = (raw: string): Buffer | undefined => {
-  const trimmed = raw.trim()
-  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, "hex") : Buffer.from(trimmed, "base64")
-  return key.length === 32 ? key : undefined
-}
-
-/** A configured key: none when unset or empty (e.g. `PARLEY_ENCRYPTION_KEY=` from a compose file). */
-const readKey = (name: string, configured: Option.Option<Redacted.Redacted>) =>
-  Option.match(Option.filter(configured, (raw) => Redacted.value(raw).trim() !== ""), {
-    onNone: () => Effect.succeed(undefined),
-    onSome: (raw) => {
-      const key = parseKey(Redacted.value(raw))
-      return key ? Effect.succeed(key) : Effect.dieMessage(`${name} must be 32 bytes, as 64 hex characters or base64`)
-    }
-  })
 
 const sealWith = (key: Buffer, plaintext: string): string => {
   const iv = crypto.randomBytes(12)
@@ -71,8 +53,8 @@ export type SealState = "plain" | "current" | "previous" | "unreadable"
 
 export class Crypto extends Effect.Service<Crypto>()("Parley/Crypto", {
   effect: Effect.gen(function*() {
-    const key = yield* readKey("PARLEY_ENCRYPTION_KEY", yield* AppConfig.EncryptionKey)
-    const previous = yield* readKey("PARLEY_ENCRYPTION_KEY_PREVIOUS", yield* AppConfig.EncryptionKeyPrevious)
+    const key = Option.getOrUndefined(yield* AppConfig.EncryptionKey)
+    const previous = Option.getOrUndefined(yield* AppConfig.EncryptionKeyPrevious)
     if (previous !== undefined && key === undefined) {
       return yield* Effect.dieMessage("PARLEY_ENCRYPTION_KEY_PREVIOUS is set but PARLEY_ENCRYPTION_KEY is not")
     }

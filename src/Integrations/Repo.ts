@@ -18,6 +18,7 @@ import * as AppConfig from "../Config.js"
 import { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
 import { Integration, IntegrationSettings, mapSecrets, secretsOf } from "../Domain/Integration.js"
 import { Workspace } from "../Domain/Workspace.js"
+import { Invalidation } from "../Workspaces/Invalidation.js"
 
 /** The workspace's webhook secrets as stored, read with the integration (see `findForDelivery`). */
 const SealedWorkspaceSecrets = Workspace.pipe(Schema.pick("webhookSecret", "previousWebhookSecret", "previousSecretExpiresAt"))
@@ -29,7 +30,7 @@ export interface DeliveryTarget {
 }
 
 export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley/IntegrationsRepo", {
-  dependencies: [Crypto.Default],
+  dependencies: [Crypto.Default, Invalidation.Default],
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const crypto = yield* Crypto
@@ -82,6 +83,8 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
         findInWorkspaceSealed(key).pipe(openedOption),
       timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? cacheTtl : Duration.zero
     })
+    // A deleted workspace's integrations are forgotten on every instance at once.
+    yield* (yield* Invalidation).register(inWorkspace.invalidateAll)
     const findInWorkspace = (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
       inWorkspace.get(Data.struct({ workspaceId: key.workspaceId, id: key.id }))
     /** After a write: this instance reads the integration anew. */

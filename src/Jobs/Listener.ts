@@ -73,10 +73,11 @@ const connectOnce = (config: pg.ClientConfig, channel: string, probeInterval: Du
 export const listen = (
   config: PgClient.PgClientConfig,
   channel: string,
-  probeInterval: Duration.DurationInput = Duration.seconds(10)
+  probeInterval: Duration.DurationInput = Duration.seconds(10),
+  what = "Job notifications"
 ): Stream.Stream<string> =>
   connectOnce(clientConfig(config), channel, Duration.decode(probeInterval)).pipe(
-    Stream.tapError((error) => Effect.logWarning("Job notifications interrupted; reconnecting", error)),
+    Stream.tapError((error) => Effect.logWarning(`${what} interrupted; reconnecting`, error)),
     Stream.retry(
       Schedule.exponential("100 millis").pipe(
         Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.seconds(10))),

@@ -454,6 +454,13 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
         Effect.uninterruptible
       )
 
+    /** Removes the pending jobs of `groups` (a deleted workspace's, its integrations'): none of them may run. */
+    const cancelGroups = Effect.fn("JobQueue.cancelGroups")(function*(groups: ReadonlyArray<string>) {
+      if (groups.length === 0) return 0
+      const rows = yield* sql`DELETE FROM jobs WHERE status = 'pending' AND group_key IN ${sql.in(groups)} RETURNING id`
+      return rows.length
+    }, Effect.orDie)
+
     /** Deletes done and dead jobs finished longer than `retention` ago, a batch at a time. */
     const purge = (retention: Duration.DurationInput, batch = 5_000) =>
       sql<{ readonly n: number }>`
@@ -488,6 +495,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       enqueue,
       runNow,
       replaceMany,
+      cancelGroups,
       claimRound,
       claim,
       reap,

@@ -17,9 +17,10 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Tracer from "effect/Tracer"
+import { describeConfigError } from "../Config.js"
 import { redactSecrets } from "./Redaction.js"
 
-const LoggingConfig = Config.all({
+export const LoggingConfig = Config.all({
   format: Config.literal("json", "logfmt", "pretty")("LOG_FORMAT").pipe(Config.withDefault("json" as const)),
   level: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
 })
@@ -42,7 +43,10 @@ const withTraceIds = <Output>(logger: Logger.Logger<unknown, Output>): Logger.Lo
 export const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     // Without a logger, the only place left to say so.
-    const config = yield* Effect.tapError(LoggingConfig, (error) => Console.error(`Invalid logging configuration: ${error}`))
+    const config = yield* Effect.tapError(LoggingConfig, (error) => {
+      const { reason, setting } = describeConfigError(error)
+      return Console.error(`Parley failed to start${setting === undefined ? "" : ` (${setting})`}: ${reason}`)
+    })
     const base = config.format === "pretty"
       ? Logger.prettyLogger()
       : Logger.withConsoleLog(

@@ -10,7 +10,9 @@
  */
 import type { Sampler } from "@opentelemetry/sdk-trace-base"
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AppConfig from "../Config.js"
@@ -19,15 +21,33 @@ import { registerAll } from "./Metrics.js"
 import { makePrometheusReader } from "./Prometheus.js"
 import { RedactingSpanExporter } from "./Redaction.js"
 
-const TelemetryConfig = Config.all({
-  endpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),
-  tracesEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
-  metricsEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")),
-  logsEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT")),
+/** An endpoint URL, or none when unset or empty. */
+const endpoint = (name: string): Config.Config<Option.Option<string>> =>
+  Config.option(Config.string(name)).pipe(
+    Config.mapOrFail((value) => {
+      const url = Option.filter(Option.map(value, (v) => v.trim()), (v) => v !== "")
+      return Option.isNone(url) || URL.canParse(url.value)
+        ? Either.right(url)
+        : Either.left(ConfigError.InvalidData([name], `${name}=${url.value} is not a URL`))
+    })
+  )
+
+export const TelemetryConfig = Config.all({
+  endpoint: endpoint("OTEL_EXPORTER_OTLP_ENDPOINT"),
+  tracesEndpoint: endpoint("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+  metricsEndpoint: endpoint("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"),
+  logsEndpoint: endpoint("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"),
   serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("parley")),
-  sampler: Config.string("OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on")),
-  samplerArg: Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(Config.withDefault(1)),
-  metricIntervalMillis: Config.integer("OTEL_METRIC_EXPORT_INTERVAL").pipe(Config.withDefault(60_000))
+  sampler: Config.literal(
+    "always_on",
+    "always_off",
+    "traceidratio",
+    "parentbased_always_on",
+    "parentbased_always_off",
+    "parentbased_traceidratio"
+  )("OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on" as const)),
+  samplerArg: AppConfig.numberIn("OTEL_TRACES_SAMPLER_ARG", 0, 1, 1),
+  metricIntervalMillis: AppConfig.integerIn("OTEL_METRIC_EXPORT_INTERVAL", 100, 24 * 3_600_000, 60_000)
 })
 
 /** The sampler named by `OTEL_TRACES_SAMPLER` (the specification's names). */

@@ -2,6 +2,7 @@ import * as Model from "@effect/sql/Model"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
 import { ApiToken, Tone, Workspace } from "../Domain/Workspace.js"
@@ -19,17 +20,17 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
     const findById = SqlSchema.findOne({
       Request: WorkspaceId,
       Result: Workspace,
-      execute: (id) => sql`SELECT * FROM workspaces WHERE id = ${id}`
+      execute: (id) => sql`SELECT * FROM workspaces WHERE id = ${id} AND deleted_at IS NULL`
     })
 
     const list = SqlSchema.findAll({
       Request: Schema.Void,
       Result: Workspace,
-      execute: () => sql`SELECT * FROM workspaces ORDER BY created_at, id`
+      execute: () => sql`SELECT * FROM workspaces WHERE deleted_at IS NULL ORDER BY created_at, id`
     })
 
     const count = Effect.map(
-      sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM workspaces`,
+      sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM workspaces WHERE deleted_at IS NULL`,
       (rows) => rows[0]?.n ?? 0
     )
 
@@ -45,7 +46,7 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
             SET previous_webhook_secret = webhook_secret,
                 previous_secret_expires_at = ${previousExpiresAt},
                 webhook_secret = ${webhookSecret}
-            WHERE id = ${id}
+            WHERE id = ${id} AND deleted_at IS NULL
             RETURNING *`
     })
 
@@ -74,6 +75,51 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
           SET webhook_secret = ${row.webhookSecret}, previous_webhook_secret = ${row.previousWebhookSecret}
           WHERE id = ${row.id}`.pipe(Effect.asVoid)
 
+    /**
+     * Marks the workspace deleted and revokes its tokens; the ids of its integrations (whose jobs must
+     * go too). None when there is no such workspace; a workspace already marked is marked again (its
+     * purge is queued again: a delete repeated after a crash finishes the work).
+     */
+    const markDeleted = (id: WorkspaceId) =>
+      Effect.gen(function*() {
+        const marked = yield* sql<{ readonly id: WorkspaceId }>`
+          UPDATE workspaces SET deleted_at = coalesce(deleted_at, now()) WHERE id = ${id} RETURNING id`
+        if (marked.length === 0) return Option.none()
+        yield* sql`UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE workspace_id = ${id}`
+        const integrations = yield* sql<{ readonly id: string }>`SELECT id FROM integrations WHERE workspace_id = ${id}`
+        return Option.some(integrations.map((row) => row.id))
+      })
+
+    /**
+     * Removes up to `batch` rows of a deleted workspace's data, largest tables first (conversations
+     * take their messages, events, deliveries and replies with them); the workspace row goes last, with
+     * what remains (tokens, tones, integrations, settings). How many rows went; 0 when all is gone.
+     */
+    const purgeBatch = (id: WorkspaceId, batch: number) =>
+      Effect.gen(function*() {
+        const steps = [
+          sql<{ readonly n: number }>`WITH gone AS (DELETE FROM conversations WHERE workspace_id = ${id} AND id IN (
+            SELECT id FROM conversations WHERE workspace_id = ${id} LIMIT ${batch}) RETURNING 1)
+            SELECT count(*)::int AS n FROM gone`,
+          sql<{ readonly n: number }>`WITH gone AS (DELETE FROM events WHERE workspace_id = ${id} AND id IN (
+            SELECT id FROM events WHERE workspace_id = ${id} LIMIT ${batch}) RETURNING 1)
+            SELECT count(*)::int AS n FROM gone`,
+          sql<{ readonly n: number }>`WITH gone AS (DELETE FROM customers WHERE workspace_id = ${id} AND id IN (
+            SELECT id FROM customers WHERE workspace_id = ${id} LIMIT ${batch}) RETURNING 1)
+            SELECT count(*)::int AS n FROM gone`,
+          sql<{ readonly n: number }>`WITH gone AS (DELETE FROM kb_articles WHERE workspace_id = ${id} AND id IN (
+            SELECT id FROM kb_articles WHERE workspace_id = ${id} LIMIT ${batch}) RETURNING 1)
+            SELECT count(*)::int AS n FROM gone`,
+          sql<{ readonly n: number }>`WITH gone AS (DELETE FROM workspaces WHERE id = ${id} AND deleted_at IS NOT NULL
+            RETURNING 1) SELECT count(*)::int AS n FROM gone`
+        ]
+        for (const step of steps) {
+          const n = (yield* step)[0]?.n ?? 0
+          if (n > 0) return n
+        }
+        return 0
+      })
+
     const insertToken = SqlSchema.single({
       Request: ApiToken.insert,
       Result: ApiToken,
@@ -83,7 +129,9 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
     const findActiveToken = SqlSchema.findOne({
       Request: Schema.String,
       Result: ApiToken,
-      execute: (hash) => sql`SELECT * FROM api_tokens WHERE token_hash = ${hash} AND revoked_at IS NULL`
+      execute: (hash) =>
+        sql`SELECT t.* FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id
+            WHERE t.token_hash = ${hash} AND t.revoked_at IS NULL AND w.deleted_at IS NULL`
     })
 
     const listTokens = SqlSchema.findAll({
@@ -126,6 +174,8 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
       findActiveToken,
       listTokens,
       revokeToken,
+      markDeleted,
+      purgeBatch,
       insertTone: tones.insert,
       listTones,
       findTone

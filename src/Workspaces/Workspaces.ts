@@ -1,4 +1,5 @@
-/** Workspaces and their credentials: API tokens, the webhook secret, tones (PRODUCT.md §2). */
+/** Workspaces and their credentials: API tokens, the webhook secret, tones (docs/api.md). */
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Cache from "effect/Cache"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
@@ -10,7 +11,10 @@ import * as AppConfig from "../Config.js"
 import { NotFound } from "../Domain/Errors.js"
 import type { TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
 import type { Tone, Workspace } from "../Domain/Workspace.js"
+import { JobQueue } from "../Jobs/Queue.js"
 import { orDieSql } from "../Sql.js"
+import { Invalidation } from "./Invalidation.js"
+import { PurgeWorkspace } from "./Jobs.js"
 import { WorkspacesRepo } from "./Repo.js"
 
 export interface WebhookSecrets {
@@ -25,11 +29,23 @@ const tokenNotFound = new NotFound({ detail: "Token not found" })
 const found = <A>(error: NotFound) => (option: Option.Option<A>) =>
   Option.match(option, { onNone: () => Effect.fail(error), onSome: Effect.succeed })
 
+/** Rows one statement of a workspace's purge removes at most (a batch is one short transaction). */
+const PURGE_BATCH = 500
+
+/**
+ * How long after a workspace is deleted its data is purged: requests that were authenticated before
+ * the deletion (on any instance) have finished by then, so none writes into a workspace being removed.
+ */
+const PURGE_DELAY = Duration.seconds(30)
+
 export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces", {
-  dependencies: [WorkspacesRepo.Default, Crypto.Default],
-  effect: Effect.gen(function*() {
+  dependencies: [WorkspacesRepo.Default, Crypto.Default, JobQueue.Default, Invalidation.Default],
+  scoped: Effect.gen(function*() {
     const repo = yield* WorkspacesRepo
     const crypto = yield* Crypto
+    const sql = yield* SqlClient.SqlClient
+    const queue = yield* JobQueue
+    const invalidation = yield* Invalidation
     const rotationGrace = yield* AppConfig.SecretRotationGrace
     const tokenCacheTtl = yield* AppConfig.TokenCacheTtl
 
@@ -48,6 +64,8 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
       timeToLive: (exit) =>
         Exit.isSuccess(exit) && Option.isSome(exit.value) ? tokenCacheTtl : Duration.zero
     })
+
+    yield* invalidation.register(tokens.invalidateAll)
 
     const issueToken = (workspaceId: WorkspaceId, name: string | null) =>
       Effect.gen(function*() {
@@ -117,8 +135,38 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
     }, orDieSql)
 
     const revokeToken = Effect.fn("Workspaces.revokeToken")(function*(id: TokenId) {
-      yield* repo.revokeToken(id).pipe(Effect.flatMap(found(tokenNotFound)))
+      yield* repo.revokeToken(id).pipe(Effect.flatMap(found(tokenNotFound)), Effect.zipLeft(invalidation.announce), sql.withTransaction)
       yield* tokens.invalidateAll
+    }, orDieSql)
+
+    /**
+     * Deletes a workspace: at once (one transaction) it is gone for every API, its tokens are revoked
+     * on every instance and its pending jobs (replies, deliveries) removed; a `purge_workspace` job then
+     * removes its data in batches. Deleting it again re-queues the purge (after a crash, say).
+     */
+    const deleteWorkspace = Effect.fn("Workspaces.delete")(function*(id: WorkspaceId) {
+      yield* Effect.gen(function*() {
+        const integrations = yield* repo.markDeleted(id).pipe(Effect.flatMap(found(workspaceNotFound)))
+        yield* queue.cancelGroups([id, ...integrations])
+        yield* queue.enqueue(PurgeWorkspace, { workspaceId: id }, { group: id, delay: PURGE_DELAY })
+        yield* invalidation.announce
+      }).pipe(sql.withTransaction)
+      yield* tokens.invalidateAll
+      yield* Effect.logInfo("Workspace deleted").pipe(Effect.annotateLogs("workspace.id", id))
+    }, orDieSql)
+
+    /** Removes a deleted workspace's data, a batch per transaction, until nothing is left. */
+    const purge = Effect.fn("Workspaces.purge")(function*(id: WorkspaceId) {
+      const integrations = yield* sql<{ readonly id: string }>`SELECT id FROM integrations WHERE workspace_id = ${id}`
+      let removed = 0
+      for (;;) {
+        const n = yield* repo.purgeBatch(id, PURGE_BATCH).pipe(sql.withTransaction)
+        if (n === 0) break
+        removed += n
+      }
+      // Jobs a request queued while the deletion committed (authenticated just before it).
+      yield* queue.cancelGroups([id, ...integrations.map((row) => row.id)])
+      yield* Effect.logInfo("Workspace purged").pipe(Effect.annotateLogs({ "workspace.id": id, rows: removed }))
     }, orDieSql)
 
     /** The workspace a presented API token belongs to, if it is known and not revoked. */
@@ -154,6 +202,8 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
       createToken,
       listTokens,
       revokeToken,
+      delete: deleteWorkspace,
+      purge,
       authenticate,
       createTone,
       listTones,

@@ -7,6 +7,7 @@ import replyMetadata from "./0005_reply_metadata.js"
 import aiSettings from "./0006_ai_settings.js"
 import blockedJobs from "./0007_blocked_jobs.js"
 import queueFunctions from "./0008_queue_functions.js"
+import workspaceDeletion from "./0009_workspace_deletion.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -17,7 +18,8 @@ const all = {
   "0005_reply_metadata": replyMetadata,
   "0006_ai_settings": aiSettings,
   "0007_blocked_jobs": blockedJobs,
-  "0008_queue_functions": queueFunctions
+  "0008_queue_functions": queueFunctions,
+  "0009_workspace_deletion": workspaceDeletion
 }
 
 export const migrations = Migrator.fromRecord(all)

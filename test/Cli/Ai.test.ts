@@ -4,49 +4,18 @@
  * captured from its `Console`.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { HttpServer } from "@effect/platform"
 import * as SqlClient from "@effect/sql/SqlClient"
-import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { WorkspaceAiSettings } from "../../src/Ai/Settings.js"
-import { cli } from "../../src/Cli.js"
 import { AiSettingsView, AiUsageReport } from "../../src/Domain/AiSettings.js"
 import { WorkspaceId } from "../../src/Domain/Ids.js"
 import { CreatedWorkspace } from "../../src/Domain/Workspace.js"
 import { ADMIN_TOKEN, bodyAs, call, TestApp } from "../support/App.js"
+import { parley } from "../support/Cli.js"
 
 const KEY = "sk-cli-test-key-0123456789abcdefLAST"
-
-interface Run {
-  readonly out: string
-  readonly err: string
-  readonly exitCode: number
-  readonly failed: boolean
-}
-
-/** `parley <args…> --url <server> --admin-token <token>`: what it printed, and how it ended. */
-const parley = (...args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const server = yield* HttpServer.HttpServer
-    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-    const out: Array<string> = []
-    const err: Array<string> = []
-    const before = process.exitCode
-    process.exitCode = 0
-    const run = Console.consoleWith((base) =>
-      Console.withConsole(cli(["node", "parley", ...args, "--url", `http://127.0.0.1:${port}`, "--admin-token", ADMIN_TOKEN]), {
-        ...base,
-        log: (...items: ReadonlyArray<unknown>) => Effect.sync(() => void out.push(items.map(String).join(" "))),
-        error: (...items: ReadonlyArray<unknown>) => Effect.sync(() => void err.push(items.map(String).join(" ")))
-      })
-    )
-    const exit = yield* Effect.exit(run)
-    const exitCode = Number(process.exitCode ?? 0)
-    process.exitCode = before
-    return { out: out.join("\n"), err: err.join("\n"), exitCode, failed: exit._tag === "Failure" } satisfies Run
-  })
 
 const createWorkspace = (name: string) =>
   call("POST", "/admin/v1/workspaces", { token: ADMIN_TOKEN, body: { name } }).pipe(

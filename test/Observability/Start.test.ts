@@ -6,86 +6,18 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
-import * as net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { ensureBuilt, freePort, recordsOf, root, start, waitUntil } from "../support/Spawn.js"
 
-const root = fileURLToPath(new URL("../..", import.meta.url))
-
-const LogRecord = Schema.Struct({
-  message: Schema.String,
-  logLevel: Schema.String,
-  timestamp: Schema.String,
-  cause: Schema.optional(Schema.String),
-  annotations: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-})
-const decodeRecord = Schema.decodeUnknownSync(Schema.parseJson(LogRecord))
 const version = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ version: Schema.String })))(
   readFileSync(join(root, "package.json"), "utf8")
 ).version
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
-interface Run {
-  readonly child: ChildProcess
-  readonly stdout: () => string
-  readonly stderr: () => string
-  readonly exited: Promise<number | null>
-}
-
-const start = (env: Record<string, string>): Run => {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) =>
-      !name.startsWith("OTEL_") && !name.startsWith("LOG_") && !name.startsWith("PARLEY_") &&
-      !name.startsWith("WORKER_") && !name.startsWith("DELIVERY_") && name !== "DATABASE_URL" && name !== "METRICS_PORT"
-    )
-  )
-  const child = spawn(process.execPath, ["dist/main.js"], {
-    cwd: root,
-    env: { ...inherited, LOG_FORMAT: "json", HOST: "127.0.0.1", PARLEY_DATA_DIR: mkdtempSync(join(tmpdir(), "parley-start-")), ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let stdout = ""
-  let stderr = ""
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { child, stdout: () => stdout, stderr: () => stderr, exited }
-}
-
-const waitUntil = async (condition: () => boolean, what: () => string, timeoutMs = 90_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out; seen: ${what()}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
-/** Every line of stdout as a record; a line that is not one fails the test, naming it. */
-const recordsOf = (stdout: string) =>
-  stdout.split("\n").filter((line) => line !== "").map((line) => {
-    try {
-      return decodeRecord(line)
-    } catch (error) {
-      throw new Error(`Not a JSON log record on stdout: ${line}\n${String(error)}`)
-    }
-  })
-
 describe("node dist/main.js", () => {
-  // Builds dist/ when a source is newer than the last build (as `npm start` does).
-  execFileSync(process.execPath, [join(root, "scripts", "ensure-build.mjs")], { cwd: root, stdio: "ignore" })
+  ensureBuilt()
 
   it("with LOG_FORMAT=json, stdout is JSON records only: start-up, requests, shutdown", { timeout: 180_000 }, async () => {
     const port = await freePort()

@@ -27,6 +27,8 @@ export const TestConfig = (overrides: Record<string, string> = {}) =>
         PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
         PARLEY_RATE_LIMIT: "0",
         PARLEY_SEED_DEMO: "false",
+        // Production mode (tests of the SSRF guard) otherwise requires an encryption key.
+        PARLEY_ALLOW_PLAINTEXT_SECRETS: "true",
         // One access record per request would bury what a failing test printed (Logs.test.ts turns them on).
         LOG_REQUESTS: "false",
         PARLEY_DATA_DIR: mkdtempSync(join(tmpdir(), "parley-test-")),

@@ -88,7 +88,7 @@ export const makeReceiver = (responder: Responder = () => ({ status: 200 })) =>
   })
 
 /**
- * The envelope of every webhook Parley sends (PRODUCT.md §5, built in src/Delivery/Events.ts), with
+ * The envelope of every webhook Parley sends (docs/webhooks.md, built in src/Delivery/Events.ts), with
  * the schemas of its `event` and its `data`.
  */
 export const Envelope = <E, EI, D, DI>(event: Schema.Schema<E, EI>, data: Schema.Schema<D, DI>) =>
