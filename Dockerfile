@@ -2,7 +2,7 @@
 # Run: docker run -p 8080:8080 -p 9464:9464 -e DATABASE_URL=postgres://… -e PARLEY_ADMIN_TOKEN=… parley
 
 # Build: all dependencies (TypeScript among them), then tsc into dist/.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` would build before the sources are copied; the build is the next step.
@@ -13,7 +13,7 @@ COPY src ./src
 RUN npm run build
 
 # Run: production dependencies only, the compiled service and the CLI, as an unprivileged user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # GLIBC_TUNABLES (as `npm start` sets it): fixed malloc thresholds. glibc otherwise raises them after
 # the first large free (up to 32 MiB mmap, 64 MiB trim), and what V8's compiler threads free at
 # start-up (PGlite's WebAssembly above all) stayed in its heaps: ~40 MiB more idle RSS on the

@@ -134,7 +134,7 @@ const messageReceived = async (req, res, integrationId) => {
   const message = decoded.message
   const channel = typeof message.requestContext?.channel === "string" && message.requestContext.channel !== ""
     ? message.requestContext.channel
-    : integration.kind
+    : integration.integration
 
   // As Parley: store, and if the message id was stored before (the insert returns nothing), roll back
   // and answer the stored message.

@@ -3,24 +3,24 @@
 // 8-connection pool, CPU time of this process per statement. Three ways:
 //   pg        node-postgres Pool.query (what the baseline server does)
 //   effect    @effect/sql-pg with Parley's client options (name transforms), `sql` template, rows as read
-//   decoded   the same, rows decoded into Parley's Integration model (SqlSchema.findOne), as Parley reads it
+//   decoded   the same, rows decoded into Parley's Integration model (SqlSchema.findOneOption), as Parley reads it
 // Each way runs `rounds` times in turns (pg, effect, decoded, pg, …) after a warm-up; the figure of a way
 // is its median. Prints one JSON line. Usage: node bench/floor-statements.mjs DATABASE_URL ID WORKSPACE_ID [statements]
 import { PgClient } from "@effect/sql-pg"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 import * as String from "effect/String"
 import pg from "pg"
 import { Integration } from "../dist/Domain/Integration.js"
+import { INTEGRATION_LOOKUP as text } from "./lib/statements.mjs"
 
 const [url, id, workspaceId, perLoopArg = "1500"] = process.argv.slice(2)
 const LOOPS = 8
 const perLoop = Number(perLoopArg)
 const rounds = 3
-const text = "SELECT * FROM integrations WHERE id = $1 AND workspace_id = $2"
 
 const cpuPerStatementUs = async (run) => {
   await run(100)
@@ -43,16 +43,16 @@ const layer = PgClient.layer({
 
 const figures = await Effect.runPromise(Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const find = SqlSchema.findOne({
+  const find = SqlSchema.findOneOption({
     Request: Schema.Struct({ id: Schema.String, workspaceId: Schema.String }),
     Result: Integration,
-    execute: (key) => sql`SELECT * FROM integrations WHERE id = ${key.id} AND workspace_id = ${key.workspaceId}`
+    execute: (key) => sql.unsafe(text, [key.id, key.workspaceId])
   })
   const effectLoops = (statement) => (n) =>
-    Effect.runPromise(Effect.all(Array.from({ length: LOOPS }, () => Effect.repeatN(statement, n - 1)), { concurrency: "unbounded" }))
+    Effect.runPromise(Effect.all(Array.from({ length: LOOPS }, () => Effect.repeat(statement, { times: n - 1 })), { concurrency: "unbounded" }))
   const ways = {
     pg: (n) => loops(n, () => pool.query(text, [id, workspaceId])),
-    effect: effectLoops(sql`SELECT * FROM integrations WHERE id = ${id} AND workspace_id = ${workspaceId}`),
+    effect: effectLoops(sql.unsafe(text, [id, workspaceId])),
     decoded: effectLoops(Effect.flatMap(find({ id, workspaceId }), (row) => row._tag === "Some" ? Effect.void : Effect.die("no row")))
   }
   const samples = { pg: [], effect: [], decoded: [] }

@@ -3,8 +3,8 @@
  * Parley together on a given HTTP server and database. `main` gives it Node's server and the
  * configured database; the demo and the tests give it their own, and reuse everything else.
  */
-import type * as HttpServer from "@effect/platform/HttpServer"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as HttpServer from "effect/http/HttpServer"
+import type * as SqlClient from "effect/sql/SqlClient"
 import type { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -45,21 +45,21 @@ import { Workspaces } from "./Workspaces/Workspaces.js"
 
 /** The domain services behind the handlers and the jobs; they need only the database and config. */
 export const ServicesLive = Layer.mergeAll(
-  Workspaces.Default,
-  Integrations.Default,
-  Customers.Default,
-  Conversations.Default,
-  Csat.Default,
-  Helpdesk.Default,
-  Crypto.Default,
-  Knowledge.Default,
-  ReplyHistory.Default,
-  WorkspaceAiSettings.Default,
-  Deliveries.Default,
-  Events.Default,
-  Admin.Default,
-  JobQueue.Default,
-  RateLimiter.Default,
+  Workspaces.layer,
+  Integrations.layer,
+  Customers.layer,
+  Conversations.layer,
+  Csat.layer,
+  Helpdesk.layer,
+  Crypto.layer,
+  Knowledge.layer,
+  ReplyHistory.layer,
+  WorkspaceAiSettings.layer,
+  Deliveries.layer,
+  Events.layer,
+  Admin.layer,
+  JobQueue.layer,
+  RateLimiter.layer,
   AdminTokenLive
 )
 
@@ -77,7 +77,7 @@ const JobHandlersLive = Layer.effect(
       Job.handle(PurgeWorkspace, ({ workspaceId }) => Effect.as(workspaces.purge(workspaceId), Job.Outcome.Done()))
     ])
   })
-).pipe(Layer.provide([Sender.Default, Replies.Default.pipe(Layer.provide([AiRepliesLive, ModelSettingsFor.Default]))]))
+).pipe(Layer.provide([Sender.layer, Replies.layer.pipe(Layer.provide([AiRepliesLive, ModelSettingsFor.layer]))]))
 
 /**
  * The pool's lanes: replies and deliveries never wait for each other; deliveries (which wait on
@@ -104,7 +104,7 @@ const LanesLive = Layer.effect(
 
 /** The supervised worker pool with every kind's handler, and the delivery gauges. */
 export const WorkerPoolLive = Layer.merge(WorkersLive, DeliveryGaugesLive).pipe(
-  Layer.provide([JobHandlersLive, LanesLive, JobQueue.Default])
+  Layer.provide([JobHandlersLive, LanesLive, JobQueue.layer])
 )
 
 export interface AppOptions<RS, ES, RD, ED> {

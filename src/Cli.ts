@@ -2,17 +2,21 @@
  * `parley`, the operator's command line. Admin commands drive the admin API with the typed
  * `HttpApiClient` (the same schemas as the server); `serve` and `migrate` run Parley itself.
  */
-import { Args, Command, Options } from "@effect/cli"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Cause from "effect/Cause"
+import * as Argument from "effect/cli/Argument"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as TerminalCapabilities from "effect/cli/TerminalCapabilities"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as HttpApiClient from "effect/http-api/HttpApiClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -46,18 +50,25 @@ import { explainStartFailure } from "./Startup.js"
 // ---------------------------------------------------------------------------------------------
 // Connection to a running Parley
 
+/**
+ * A switch: false unless given. Effect 4's boolean flags also take a `--no-<name>` form; Parley's
+ * switches keep the one form they have always had.
+ */
+const toggle = (name: string, description: string) =>
+  Flag.Boolean(name).pipe(Flag.withoutNegation, Flag.withDescription(description), Flag.withDefault(false))
+
 const connection = {
-  url: Options.text("url").pipe(
-    Options.withDescription("Parley's base URL (env PARLEY_URL)"),
-    Options.withFallbackConfig(Config.string("PARLEY_URL")),
-    Options.withDefault("http://localhost:8080")
+  url: Flag.String("url").pipe(
+    Flag.withDescription("Parley's base URL (env PARLEY_URL)"),
+    Flag.withFallbackConfig(Config.String("PARLEY_URL")),
+    Flag.withDefault("http://localhost:8080")
   ),
-  adminToken: Options.redacted("admin-token").pipe(
-    Options.withDescription("The admin token (env PARLEY_ADMIN_TOKEN; in development, <data dir>/admin-token)"),
-    Options.withFallbackConfig(Config.redacted("PARLEY_ADMIN_TOKEN")),
-    Options.optional
+  adminToken: Flag.Redacted("admin-token").pipe(
+    Flag.withDescription("The admin token (env PARLEY_ADMIN_TOKEN; in development, <data dir>/admin-token)"),
+    Flag.withFallbackConfig(Config.Redacted("PARLEY_ADMIN_TOKEN")),
+    Flag.optional
   ),
-  json: Options.boolean("json").pipe(Options.withDescription("Print JSON instead of text"))
+  json: toggle("json", "Print JSON instead of text")
 }
 
 type Connection = {
@@ -93,6 +104,12 @@ const adminClient = (conn: Connection) =>
 
 export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", { message: Schema.String }) {}
 
+/** The client could not send the request: Parley is not there (or the URL is not one). */
+const isRequestError = (error: unknown) =>
+  HttpClientError.isHttpClientError(error) &&
+  (error.reason._tag === "TransportError" || error.reason._tag === "EncodeError" ||
+    error.reason._tag === "InvalidUrlError")
+
 /** Server answers become one readable line; the exit code says it failed. */
 const explain = (error: unknown): string => {
   if (typeof error === "object" && error !== null) {
@@ -102,7 +119,7 @@ const explain = (error: unknown): string => {
         ? detail.map((d: { loc: Array<unknown>; msg: string }) => `${d.loc.join(".")}: ${d.msg}`).join("; ")
         : String(detail)
     }
-    if ("_tag" in error && error._tag === "RequestError") return "Cannot reach Parley (is it running? see --url)"
+    if (isRequestError(error)) return "Cannot reach Parley (is it running? see --url)"
     if ("message" in error && typeof error.message === "string") return error.message
   }
   return String(error)
@@ -110,12 +127,14 @@ const explain = (error: unknown): string => {
 
 const print = <A, I>(
   conn: Connection,
-  schema: Schema.Schema<A, I>,
+  schema: Schema.Codec<A, I>,
   value: A,
   text: (value: A) => string
 ) =>
   conn.json
-    ? Effect.flatMap(Schema.encode(schema)(value), (encoded) => Console.log(JSON.stringify(encoded, null, 2)))
+    // Encoded as the API writes it on the wire (its JSON codec), so `--json` prints what the API answers.
+    ? Effect.flatMap(Schema.encodeEffect(Schema.toCodecJson(schema))(value), (encoded) =>
+      Console.log(JSON.stringify(encoded, null, 2)))
     : Console.log(text(value))
 
 /**
@@ -125,15 +144,15 @@ const print = <A, I>(
  */
 const reporting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
-    Effect.catchAllCause((cause) => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-      const failure = Cause.failureOption(cause)
-      const message = Option.isSome(failure) && !ConfigError.isConfigError(failure.value)
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      const failure = Cause.findErrorOption(cause)
+      const message = Option.isSome(failure) && !(failure.value instanceof Config.ConfigError)
         ? explain(failure.value)
         : (({ reason, setting }) => setting === undefined || reason.includes(setting) ? reason : `${setting}: ${reason}`)(
           explainStartFailure(cause)
         )
-      return Effect.zipRight(
+      return Effect.andThen(
         Console.error(`Error: ${message}`),
         Effect.sync(() => {
           process.exitCode = 1
@@ -145,17 +164,17 @@ const reporting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 
 const admin = <A, E, R>(
   conn: Connection,
-  run: (client: Effect.Effect.Success<ReturnType<typeof adminClient>>) => Effect.Effect<A, E, R>
+  run: (client: Effect.Success<ReturnType<typeof adminClient>>) => Effect.Effect<A, E, R>
 ) => reporting(Effect.flatMap(adminClient(conn), run))
 
 // ---------------------------------------------------------------------------------------------
 // Commands
 
-const workspaceId = Args.text({ name: "workspace-id" }).pipe(Args.withSchema(WorkspaceId))
+const workspaceId = Argument.String("workspace-id").pipe(Argument.withSchema(WorkspaceId))
 
 const workspaceCreate = Command.make(
   "create",
-  { ...connection, name: Args.text({ name: "name" }) },
+  { ...connection, name: Argument.String("name") },
   (conn) =>
     admin(conn, (client) =>
       Effect.flatMap(client.createWorkspace({ payload: { name: conn.name } }), (created) =>
@@ -176,7 +195,7 @@ const workspaceList = Command.make("list", connection, (conn) =>
 
 const workspaceShow = Command.make("show", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
-    Effect.flatMap(client.getWorkspace({ path: { workspaceId: conn.workspaceId } }), (w) =>
+    Effect.flatMap(client.getWorkspace({ params: { workspaceId: conn.workspaceId } }), (w) =>
       print(conn, WorkspaceDetail, w, (w) =>
         [`Workspace ${w.name}: ${w.id}`, `  Webhook secret: ${w.webhookSecret}`].join("\n"))))
 ).pipe(Command.withDescription("Show a workspace and its webhook secret"))
@@ -186,19 +205,19 @@ const workspaceDelete = Command.make(
   {
     ...connection,
     workspaceId,
-    yes: Options.boolean("yes").pipe(Options.withDescription("Confirm: the workspace and all its data are deleted"))
+    yes: toggle("yes", "Confirm: the workspace and all its data are deleted")
   },
   (conn) =>
     admin(conn, (client) =>
       Effect.gen(function*() {
-        const w = yield* client.getWorkspace({ path: { workspaceId: conn.workspaceId } })
+        const w = yield* client.getWorkspace({ params: { workspaceId: conn.workspaceId } })
         if (!conn.yes) {
           return yield* new CliFailure({
             message: `This deletes workspace ${w.name} (${w.id}), its tokens, integrations, conversations and deliveries. ` +
               "Run again with --yes to confirm"
           })
         }
-        yield* client.deleteWorkspace({ path: { workspaceId: conn.workspaceId } })
+        yield* client.deleteWorkspace({ params: { workspaceId: conn.workspaceId } })
         yield* conn.json
           ? Console.log(JSON.stringify({ deleted: w.id }))
           : Console.log(
@@ -214,12 +233,12 @@ const workspace = Command.make("workspace").pipe(
 
 const tokenCreate = Command.make(
   "create",
-  { ...connection, workspaceId, name: Options.text("name").pipe(Options.optional) },
+  { ...connection, workspaceId, name: Flag.String("name").pipe(Flag.optional) },
   (conn) =>
     admin(conn, (client) =>
       Effect.flatMap(
         client.createToken({
-          path: { workspaceId: conn.workspaceId },
+          params: { workspaceId: conn.workspaceId },
           payload: { name: Option.getOrNull(conn.name) }
         }),
         (token) => print(conn, CreatedToken, token, (t) => `Token ${t.id} (shown once): ${t.token}`)
@@ -228,15 +247,15 @@ const tokenCreate = Command.make(
 
 const tokenList = Command.make("list", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
-    Effect.flatMap(client.listTokens({ path: { workspaceId: conn.workspaceId } }), (tokens) =>
+    Effect.flatMap(client.listTokens({ params: { workspaceId: conn.workspaceId } }), (tokens) =>
       print(conn, Schema.Array(TokenSummary), tokens, (ts) =>
         ts.map((t) => `${t.id}  ${t.name ?? "-"}  ${t.revokedAt === null ? "active" : "revoked"}`).join("\n"))))
 ).pipe(Command.withDescription("List a workspace's API tokens"))
 
-const tokenRevoke = Command.make("revoke", { ...connection, tokenId: Args.text({ name: "token-id" }).pipe(Args.withSchema(TokenId)) }, (conn) =>
+const tokenRevoke = Command.make("revoke", { ...connection, tokenId: Argument.String("token-id").pipe(Argument.withSchema(TokenId)) }, (conn) =>
   admin(conn, (client) =>
-    Effect.zipRight(
-      client.revokeToken({ path: { tokenId: conn.tokenId } }),
+    Effect.andThen(
+      client.revokeToken({ params: { tokenId: conn.tokenId } }),
       conn.json ? Console.log(JSON.stringify({ revoked: conn.tokenId })) : Console.log(`Token ${conn.tokenId} revoked`)
     ))
 ).pipe(Command.withDescription("Revoke an API token (it stops working at once)"))
@@ -248,7 +267,7 @@ const token = Command.make("token").pipe(
 
 const secretRotate = Command.make("rotate", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
-    Effect.flatMap(client.rotateWebhookSecret({ path: { workspaceId: conn.workspaceId } }), (rotated) =>
+    Effect.flatMap(client.rotateWebhookSecret({ params: { workspaceId: conn.workspaceId } }), (rotated) =>
       print(conn, RotatedSecret, rotated, (r) =>
         `New webhook secret: ${r.webhookSecret}\n  (the previous one is also used to sign until ${
           DateTime.formatIso(r.previousSecretExpiresAt)
@@ -262,17 +281,15 @@ const secret = Command.make("secret").pipe(
 
 const reencrypt = Command.make("reencrypt", { json: connection.json }, ({ json }) =>
   reporting(
-    Effect.flatMap(Secrets, (secrets) => secrets.reencrypt()).pipe(
-      Effect.flatMap((counts) =>
-        json
-          ? Console.log(JSON.stringify(counts, null, 2))
-          : Console.log(
-            `Secrets at rest: ${counts.sealed} sealed (were plain text), ${counts.resealed} re-sealed ` +
-              `(were sealed by PARLEY_ENCRYPTION_KEY_PREVIOUS), ${counts.unchanged} already sealed by PARLEY_ENCRYPTION_KEY`
-          )
-      ),
-      Effect.provide(Secrets.Default.pipe(Layer.provide(SqlLive)))
-    )
+    Effect.gen(function*() {
+      const counts = yield* (yield* Secrets).reencrypt()
+      yield* json
+        ? Console.log(JSON.stringify(counts, null, 2))
+        : Console.log(
+          `Secrets at rest: ${counts.sealed} sealed (were plain text), ${counts.resealed} re-sealed ` +
+            `(were sealed by PARLEY_ENCRYPTION_KEY_PREVIOUS), ${counts.unchanged} already sealed by PARLEY_ENCRYPTION_KEY`
+        )
+    }).pipe(Effect.provide(Secrets.layer.pipe(Layer.provide(SqlLive))))
   )
 ).pipe(
   Command.withDescription(
@@ -288,7 +305,7 @@ const secrets = Command.make("secrets").pipe(
 
 const parseFeature = (entry: string) => {
   const [name = "", value = "true"] = entry.split("=")
-  return Schema.decodeUnknown(FeatureName)(name).pipe(
+  return Schema.decodeUnknownEffect(FeatureName)(name).pipe(
     Effect.mapError(() =>
       new CliFailure({ message: `Unknown feature ${name}; known: ${FeatureName.literals.join(", ")}` })
     ),
@@ -301,25 +318,22 @@ const integrationCreate = Command.make(
   {
     ...connection,
     workspaceId,
-    name: Options.text("name"),
-    webhookUrl: Options.text("webhook-url"),
-    kind: Options.text("kind").pipe(Options.withDefault("api"), Options.withDescription("api, chatwoot, ...")),
-    header: Options.keyValueMap("header").pipe(Options.optional),
-    feature: Options.text("feature").pipe(
-      Options.repeated,
-      Options.withDescription("flag[=true|false], repeatable, e.g. --feature externalCustomerId")
+    name: Flag.String("name"),
+    webhookUrl: Flag.String("webhook-url"),
+    kind: Flag.String("kind").pipe(Flag.withDefault("api"), Flag.withDescription("api, chatwoot, ...")),
+    header: Flag.KeyValuePair("header").pipe(Flag.optional),
+    feature: Flag.String("feature").pipe(
+      Flag.atLeast(0),
+      Flag.withDescription("flag[=true|false], repeatable, e.g. --feature externalCustomerId")
     )
   },
   (conn) =>
     admin(conn, (client) =>
       Effect.gen(function*() {
         const features = Object.fromEntries(yield* Effect.forEach(conn.feature, parseFeature))
-        const headers = Option.match(conn.header, {
-          onNone: () => ({}),
-          onSome: (map) => Object.fromEntries(map)
-        })
+        const headers = Option.getOrElse(conn.header, () => ({}))
         const created = yield* client.createIntegration({
-          path: { workspaceId: conn.workspaceId },
+          params: { workspaceId: conn.workspaceId },
           payload: {
             name: conn.name,
             integration: conn.kind,
@@ -334,7 +348,7 @@ const integrationCreate = Command.make(
 
 const integrationList = Command.make("list", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
-    Effect.flatMap(client.listIntegrations({ path: { workspaceId: conn.workspaceId } }), (list) =>
+    Effect.flatMap(client.listIntegrations({ params: { workspaceId: conn.workspaceId } }), (list) =>
       print(conn, Schema.Array(IntegrationJson), list, (is) =>
         is.map((i) => `${i.integrationId}  ${i.integration}  ${i.settings.name}  ${i.settings.webhook.url}`).join(
           "\n"
@@ -348,12 +362,12 @@ const integration = Command.make("integration").pipe(
 
 const toneCreate = Command.make(
   "create",
-  { ...connection, workspaceId, name: Options.text("name"), instructions: Options.text("instructions") },
+  { ...connection, workspaceId, name: Flag.String("name"), instructions: Flag.String("instructions") },
   (conn) =>
     admin(conn, (client) =>
       Effect.flatMap(
         client.createTone({
-          path: { workspaceId: conn.workspaceId },
+          params: { workspaceId: conn.workspaceId },
           payload: { name: conn.name, instructions: conn.instructions }
         }),
         (tone) => print(conn, ToneJson, tone, (t) => `Tone ${t.name}: ${t.id}`)
@@ -416,15 +430,15 @@ const kbAdd = Command.make(
   "add",
   {
     ...connection,
-    workspace: Options.text("workspace").pipe(Options.withSchema(WorkspaceId), Options.withDescription("Workspace id")),
-    urlBase: Options.text("url-base").pipe(
-      Options.optional,
-      Options.withDescription("Article URL = url-base + file name without extension")
+    workspace: Flag.String("workspace").pipe(Flag.withSchema(WorkspaceId), Flag.withDescription("Workspace id")),
+    urlBase: Flag.String("url-base").pipe(
+      Flag.optional,
+      Flag.withDescription("Article URL = url-base + file name without extension")
     ),
-    articleUrl: Options.text("article-url").pipe(Options.optional, Options.withDescription("Article URL (one file)")),
-    files: Args.text({ name: "FILE.md|FOLDER" }).pipe(
-      Args.atLeast(1),
-      Args.withDescription("Markdown files, folders of them, or a quoted pattern such as 'docs/help/*.md'")
+    articleUrl: Flag.String("article-url").pipe(Flag.optional, Flag.withDescription("Article URL (one file)")),
+    files: Argument.String("FILE.md|FOLDER").pipe(
+      Argument.atLeast(1),
+      Argument.withDescription("Markdown files, folders of them, or a quoted pattern such as 'docs/help/*.md'")
     )
   },
   (conn) =>
@@ -434,7 +448,7 @@ const kbAdd = Command.make(
         yield* Effect.forEach(files, (file) =>
         Effect.gen(function*() {
           const article = yield* readArticle(file, conn.urlBase, files.length === 1 ? conn.articleUrl : Option.none())
-          const created = yield* client.createArticle({ path: { workspaceId: conn.workspace }, payload: article })
+          const created = yield* client.createArticle({ params: { workspaceId: conn.workspace }, payload: article })
           yield* print(conn, ArticleJson, created, (a) => `Article ${a.title}: ${a.id}${a.url ? ` (${a.url})` : ""}`)
         }), { discard: true })
       }))
@@ -442,7 +456,7 @@ const kbAdd = Command.make(
 
 const kbList = Command.make("list", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
-    Effect.flatMap(client.listArticles({ path: { workspaceId: conn.workspaceId } }), (list) =>
+    Effect.flatMap(client.listArticles({ params: { workspaceId: conn.workspaceId } }), (list) =>
       print(conn, Schema.Array(ArticleJson), list, (as) =>
         as.length === 0 ? "No articles" : as.map((a) => `${a.id}  ${a.title}  ${a.url ?? ""}`).join("\n"))))
 ).pipe(Command.withDescription("List a workspace's knowledge-base articles"))
@@ -478,22 +492,22 @@ const aiSet = Command.make(
   {
     ...connection,
     workspaceId,
-    provider: Options.choice("provider", ["embedded", "openai", "anthropic"]).pipe(
-      Options.withDescription("embedded (the offline responder), openai (and OpenAI-compatible servers) or anthropic")
+    provider: Flag.Literals("provider", ["embedded", "openai", "anthropic"]).pipe(
+      Flag.withDescription("embedded (the offline responder), openai (and OpenAI-compatible servers) or anthropic")
     ),
-    model: Options.text("model").pipe(Options.optional, Options.withDescription("e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.2")),
-    apiKey: Options.redacted("api-key").pipe(
-      Options.optional,
-      Options.withDescription("The provider's key: stored encrypted, never shown again (kept if left out and provider and base URL stay)")
+    model: Flag.String("model").pipe(Flag.optional, Flag.withDescription("e.g. gpt-4.1-mini, claude-sonnet-4-5, llama3.2")),
+    apiKey: Flag.Redacted("api-key").pipe(
+      Flag.optional,
+      Flag.withDescription("The provider's key: stored encrypted, never shown again (kept if left out and provider and base URL stay)")
     ),
-    removeApiKey: Options.boolean("remove-api-key").pipe(Options.withDescription("Remove the stored key")),
-    baseUrl: Options.text("base-url").pipe(
-      Options.optional,
-      Options.withDescription("Base URL ending in /v1, e.g. http://localhost:11434/v1 (Ollama); default: the vendor's")
+    removeApiKey: toggle("remove-api-key", "Remove the stored key"),
+    baseUrl: Flag.String("base-url").pipe(
+      Flag.optional,
+      Flag.withDescription("Base URL ending in /v1, e.g. http://localhost:11434/v1 (Ollama); default: the vendor's")
     ),
-    openAiApi: Options.choice("openai-api", ["chat", "responses"]).pipe(
-      Options.optional,
-      Options.withDescription("openai only: chat (/chat/completions) or responses; default chat with a base URL, else responses")
+    openAiApi: Flag.Literals("openai-api", ["chat", "responses"]).pipe(
+      Flag.optional,
+      Flag.withDescription("openai only: chat (/chat/completions) or responses; default chat with a base URL, else responses")
     )
   },
   (conn) =>
@@ -511,22 +525,22 @@ const aiSet = Command.make(
             ? { apiKey: null }
             : Option.match(conn.apiKey, { onNone: () => ({}), onSome: (key) => ({ apiKey: Redacted.value(key) }) }))
         }
-        const settings = yield* client.setAiSettings({ path: { workspaceId: conn.workspaceId }, payload })
+        const settings = yield* client.setAiSettings({ params: { workspaceId: conn.workspaceId }, payload })
         yield* print(conn, AiSettingsView, settings, describeAi)
       }))
 ).pipe(Command.withDescription("Give a workspace its own AI provider, model, base URL and key (replaces its settings)"))
 
 const aiShow = Command.make("show", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
-    Effect.flatMap(client.getAiSettings({ path: { workspaceId: conn.workspaceId } }), (settings) =>
+    Effect.flatMap(client.getAiSettings({ params: { workspaceId: conn.workspaceId } }), (settings) =>
       print(conn, AiSettingsView, settings, describeAi)))
 ).pipe(Command.withDescription("Show the model that answers a workspace (its own settings or the global default)"))
 
 const aiClear = Command.make("clear", { ...connection, workspaceId }, (conn) =>
   admin(conn, (client) =>
     Effect.gen(function*() {
-      yield* client.clearAiSettings({ path: { workspaceId: conn.workspaceId } })
-      const now = yield* client.getAiSettings({ path: { workspaceId: conn.workspaceId } })
+      yield* client.clearAiSettings({ params: { workspaceId: conn.workspaceId } })
+      const now = yield* client.getAiSettings({ params: { workspaceId: conn.workspaceId } })
       yield* print(conn, AiSettingsView, now, (s) => `Removed the workspace's own AI settings and key.\n${describeAi(s)}`)
     }))
 ).pipe(Command.withDescription("Remove a workspace's own AI settings and key: the global default answers again"))
@@ -556,7 +570,7 @@ const aiUsage = Command.make(
   {
     ...connection,
     workspaceId,
-    days: Options.integer("days").pipe(Options.withDefault(30), Options.withDescription("Days back, today included (1-366)"))
+    days: Flag.Int("days").pipe(Flag.withDefault(30), Flag.withDescription("Days back, today included (1-366)"))
   },
   (conn) =>
     admin(conn, (client) =>
@@ -564,7 +578,7 @@ const aiUsage = Command.make(
         if (conn.days < 1 || conn.days > 366) {
           return yield* new CliFailure({ message: "--days should be between 1 and 366" })
         }
-        const report = yield* client.getAiUsage({ path: { workspaceId: conn.workspaceId }, urlParams: { days: conn.days } })
+        const report = yield* client.getAiUsage({ params: { workspaceId: conn.workspaceId }, query: { days: conn.days } })
         yield* print(conn, AiUsageReport, report, describeUsage)
       }))
 ).pipe(Command.withDescription("A workspace's AI token use per day, provider and model"))
@@ -575,15 +589,15 @@ const ai = Command.make("ai").pipe(
 )
 
 // Deliveries belong to a workspace: these commands use its API token, not the admin token.
-const apiToken = Options.redacted("token").pipe(
-  Options.withDescription("A workspace API token (env PARLEY_TOKEN)"),
-  Options.withFallbackConfig(Config.redacted("PARLEY_TOKEN"))
+const apiToken = Flag.Redacted("token").pipe(
+  Flag.withDescription("A workspace API token (env PARLEY_TOKEN)"),
+  Flag.withFallbackConfig(Config.Redacted("PARLEY_TOKEN"))
 )
-const integrationId = Args.text({ name: "integration-id" }).pipe(Args.withSchema(IntegrationId))
+const integrationId = Argument.String("integration-id").pipe(Argument.withSchema(IntegrationId))
 
 const workspaceCall = <A, E, R>(
   conn: Connection & { readonly token: Redacted.Redacted<string> },
-  run: (client: Effect.Effect.Success<ReturnType<typeof publicClient>>) => Effect.Effect<A, E, R>
+  run: (client: Effect.Success<ReturnType<typeof publicClient>>) => Effect.Effect<A, E, R>
 ) =>
   reporting(Effect.flatMap(publicClient(conn.url, Redacted.value(conn.token)), run))
 
@@ -600,19 +614,19 @@ const deliveriesList = Command.make(
     ...connection,
     token: apiToken,
     integrationId,
-    status: Options.choice("status", ["pending", "failed", "delivered", "dead"]).pipe(Options.optional),
-    since: Options.text("since").pipe(Options.optional, Options.withDescription("ISO 8601 time"))
+    status: Flag.Literals("status", ["pending", "failed", "delivered", "dead"]).pipe(Flag.optional),
+    since: Flag.String("since").pipe(Flag.optional, Flag.withDescription("ISO 8601 time"))
   },
   (conn) =>
     workspaceCall(conn, (client) =>
       Effect.gen(function*() {
         const since = yield* Option.match(conn.since, {
           onNone: () => Effect.succeed(undefined),
-          onSome: (value) => Schema.decode(Timestamp)(value)
+          onSome: (value) => Schema.decodeEffect(Timestamp)(value)
         })
         const list = yield* client.deliveries.list({
-          path: { integration_id: conn.integrationId },
-          urlParams: {
+          params: { integration_id: conn.integrationId },
+          query: {
             limit: 100,
             ...(Option.isSome(conn.status) ? { status: conn.status.value } : {}),
             ...(since !== undefined ? { since } : {})
@@ -625,11 +639,11 @@ const deliveriesList = Command.make(
 
 const deliveriesShow = Command.make(
   "show",
-  { ...connection, token: apiToken, integrationId, deliveryId: Args.text({ name: "delivery-id" }).pipe(Args.withSchema(EventId)) },
+  { ...connection, token: apiToken, integrationId, deliveryId: Argument.String("delivery-id").pipe(Argument.withSchema(EventId)) },
   (conn) =>
     workspaceCall(conn, (client) =>
       Effect.flatMap(
-        client.deliveries.get({ path: { integration_id: conn.integrationId, delivery_id: conn.deliveryId } }),
+        client.deliveries.get({ params: { integration_id: conn.integrationId, delivery_id: conn.deliveryId } }),
         (d) =>
           print(conn, DeliveryDetail, d, (d) =>
             [
@@ -647,23 +661,23 @@ const deliveriesReplay = Command.make(
     ...connection,
     token: apiToken,
     integrationId,
-    deliveryId: Args.text({ name: "delivery-id" }).pipe(Args.withSchema(EventId), Args.optional),
-    since: Options.text("since").pipe(Options.optional, Options.withDescription("Replay every dead or failed one since"))
+    deliveryId: Argument.String("delivery-id").pipe(Argument.withSchema(EventId), Argument.optional),
+    since: Flag.String("since").pipe(Flag.optional, Flag.withDescription("Replay every dead or failed one since"))
   },
   (conn) =>
     workspaceCall(conn, (client) =>
       Effect.gen(function*() {
         if (Option.isSome(conn.deliveryId)) {
           const d = yield* client.deliveries.replay({
-            path: { integration_id: conn.integrationId, delivery_id: conn.deliveryId.value }
+            params: { integration_id: conn.integrationId, delivery_id: conn.deliveryId.value }
           })
           return yield* print(conn, DeliveryJson, d, (d) => `Replaying ${describeDelivery(d)}`)
         }
         if (Option.isNone(conn.since)) {
           return yield* new CliFailure({ message: "Give a delivery id, or --since <time> to replay all dead or failed" })
         }
-        const since = yield* Schema.decode(Timestamp)(conn.since.value)
-        const result = yield* client.deliveries.replayAll({ path: { integration_id: conn.integrationId }, urlParams: { since } })
+        const since = yield* Schema.decodeEffect(Timestamp)(conn.since.value)
+        const result = yield* client.deliveries.replayAll({ params: { integration_id: conn.integrationId }, query: { since } })
         yield* print(conn, Replayed, result, (r) => `Replaying ${r.replayed} deliveries`)
       }))
 ).pipe(Command.withDescription("Send deliveries again: one by id, or all dead/failed since a time"))
@@ -673,13 +687,22 @@ const deliveries = Command.make("deliveries").pipe(
   Command.withDescription("Webhook deliveries of an integration (uses a workspace API token)")
 )
 
-const serve = Command.make("serve", {}, () => Layer.launch(AppLive)).pipe(
+// A start that fails has been reported by AppLive itself (the line on stderr, the record in the log):
+// only the exit code is left to set, not a second report of it by the runtime, in another format.
+const serve = Command.make("serve", {}, () =>
+  Layer.launch(AppLive).pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.sync(() => {
+        process.exitCode = 1
+      })
+    )
+  )).pipe(
   Command.withDescription("Run Parley (migrates the database first)")
 )
 
 const migrateCommand = Command.make("migrate", {}, () =>
   reporting(
-    Effect.scoped(Effect.zipRight(Layer.build(SqlLive), Console.log(`Database migrated (latest migration ${latestMigrationId})`)))
+    Effect.scoped(Effect.andThen(Layer.build(SqlLive), Console.log(`Database migrated (latest migration ${latestMigrationId})`)))
   )
 ).pipe(Command.withDescription("Run the database migrations and exit"))
 
@@ -688,4 +711,19 @@ export const parley = Command.make("parley").pipe(
   Command.withDescription("Parley: AI customer-support integration service")
 )
 
-export const cli = Command.run(parley, { name: "parley", version: "0.1.0" })
+const run = Command.runWith(parley, { version: "0.1.0" })
+
+/**
+ * The CLI on a command line as Node gives it (`process.argv`: node, the script, then the arguments).
+ * `--version` prints the version alone, as it always has (Effect 4's formatter prints `parley v0.1.0`).
+ */
+export const cli = (argv: ReadonlyArray<string>) =>
+  run(argv.slice(2)).pipe(
+    Effect.provideServiceEffect(
+      CliOutput.Formatter,
+      Effect.gen(function*() {
+        const { canColor } = yield* TerminalCapabilities.TerminalCapabilities
+        return { ...CliOutput.defaultFormatter({ colors: canColor }), formatVersion: (_name: string, version: string) => version }
+      })
+    )
+  )

@@ -3,11 +3,13 @@
  * looks at the environment. The README's configuration table mirrors this file.
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import type { ModelSettings } from "./Ai/Llm/Contract.js"
 
 // ---------------------------------------------------------------------------------------------------
@@ -16,32 +18,52 @@ import type { ModelSettings } from "./Ai/Llm/Contract.js"
 // WORKER_CONCURRENCY of 0 would start and never reply).
 // ---------------------------------------------------------------------------------------------------
 
-/** The setting a `ConfigError` is about and what is wrong with it (an invalid value before a missing one). */
+/** Every (path, message) of a schema issue. */
+const leaves = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey> = []): Array<{
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}> => {
+  switch (issue._tag) {
+    case "Pointer":
+      return leaves(issue.issue, [...path, ...issue.path])
+    case "Composite":
+    case "AnyOf":
+      return issue.issues.length === 0
+        ? [{ path, message: SchemaIssue.makeFormatterDefault()(issue) }]
+        : issue.issues.flatMap((inner) => leaves(inner, path))
+    case "Filter":
+    case "Encoding":
+      return issue.issue._tag === "Pointer" || issue.issue._tag === "Composite"
+        ? leaves(issue.issue, path)
+        : [{ path, message: SchemaIssue.makeFormatterDefault()(issue) }]
+    default:
+      return [{ path, message: SchemaIssue.makeFormatterDefault()(issue) }]
+  }
+}
+
+const noPath: ReadonlyArray<PropertyKey> = []
+
+/** The setting(s) a `ConfigError` is about and what is wrong with each. */
 export const describeConfigError = (
-  error: ConfigError.ConfigError
+  error: Config.ConfigError
 ): { readonly setting: string | undefined; readonly reason: string } => {
-  const leaves = (e: ConfigError.ConfigError): Array<{ path: ReadonlyArray<string>; message: string; invalid: boolean }> =>
-    e._op === "And" || e._op === "Or"
-      ? [...leaves(e.left), ...leaves(e.right)]
-      : [{ path: e.path, message: e.message, invalid: e._op === "InvalidData" }]
-  const all = leaves(error)
-  const invalid = all.filter((l) => l.invalid)
-  const shown = invalid.length > 0 ? invalid : all.slice(0, 1)
-  const settings = [...new Set(shown.flatMap((l) => l.path.length === 0 ? [] : [l.path.join("_")]))]
-  // Effect's own messages ("Expected an integer value but received …") do not name the setting.
-  const messages = shown.map((l) => {
-    const name = l.path.join("_")
-    return name === "" || l.message.includes(name) ? l.message : `${name}: ${l.message}`
-  })
+  const cause = error.cause
+  const found = Schema.isSchemaError(cause)
+    ? leaves(cause.issue)
+    : [{ path: noPath, message: cause.message }]
+  const named = found.map((leaf) => ({ name: leaf.path.map(String).join("_"), message: leaf.message }))
+  const settings = [...new Set(named.flatMap((l) => l.name === "" ? [] : [l.name]))]
+  // Effect's own messages ("Expected a finite number, got …") do not name the setting.
+  const messages = named.map((l) => l.name === "" || l.message.includes(l.name) ? l.message : `${l.name}: ${l.message}`)
   return {
     setting: settings.length === 0 ? undefined : settings.join(", "),
-    reason: messages.length === 0 ? String(error) : [...new Set(messages)].join("; ")
+    reason: messages.length === 0 ? error.message : [...new Set(messages)].join("; ")
   }
 }
 
 /** A duration as a setting is written: `1500 millis`, `5 seconds`, `28 hours` (the largest exact unit). */
-export const formatDuration = (input: Duration.DurationInput): string => {
-  const millis = Duration.toMillis(input)
+export const formatDuration = (input: Duration.Input): string => {
+  const millis = Duration.toMillis(Duration.fromInputUnsafe(input))
   const units: ReadonlyArray<readonly [string, number]> = [["days", 86_400_000], ["hours", 3_600_000], ["minutes", 60_000], [
     "seconds",
     1000
@@ -52,31 +74,32 @@ export const formatDuration = (input: Duration.DurationInput): string => {
   return `${count} ${count === 1 ? unit[0].slice(0, -1) : unit[0]}`
 }
 
-// The path is the setting's own: `Config.mapOrFail` prefixes it with the name.
-const outOfRange = (name: string, value: string, range: string) =>
-  ConfigError.InvalidData([], `${name}=${value} is out of range: ${range}`)
+/** A value of a setting its schema accepts, checked: `range` says what is allowed when `ok` says no. */
+const ranged = <T>(schema: Schema.Codec<T, string>, name: string, ok: (value: T) => boolean, show: (value: T) => string, range: string) =>
+  Config.schema(
+    schema.check(Schema.makeFilter((value: T) => ok(value) ? undefined : `${name}=${show(value)} is out of range: ${range}`)),
+    name
+  )
+
+/** Text that `pattern` accepts, read as a number; other text is named in the error (`expected`). */
+const numberText = (pattern: RegExp, expected: string) =>
+  Schema.String.check(
+    Schema.makeFilter((text: string) => pattern.test(text) ? undefined : `Expected ${expected} but received ${JSON.stringify(text)}`)
+      .abort()
+  ).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString))
+
+const WholeNumber = numberText(/^\s*[+-]?\d+\s*$/, "an integer value")
+const DecimalNumber = numberText(/^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/, "a number")
 
 /** A whole number from `min` to `max`; `fallback` when unset. */
 export const integerIn = (name: string, min: number, max: number, fallback: number): Config.Config<number> =>
-  Config.integer(name).pipe(
-    Config.mapOrFail((n) =>
-      n >= min && n <= max
-        ? Either.right(n)
-        : Either.left(outOfRange(name, String(n), `a whole number from ${min} to ${max}`))
-    ),
-    Config.withDefault(fallback)
-  )
+  ranged(WholeNumber, name, (n) => n >= min && n <= max, String, `a whole number from ${min} to ${max}`)
+    .pipe(Config.withDefault(fallback))
 
 /** A number from `min` to `max`; `fallback` when unset. */
 export const numberIn = (name: string, min: number, max: number, fallback: number): Config.Config<number> =>
-  Config.number(name).pipe(
-    Config.mapOrFail((n) =>
-      Number.isFinite(n) && n >= min && n <= max
-        ? Either.right(n)
-        : Either.left(outOfRange(name, String(n), `a number from ${min} to ${max}`))
-    ),
-    Config.withDefault(fallback)
-  )
+  ranged(DecimalNumber, name, (n) => Number.isFinite(n) && n >= min && n <= max, String, `a number from ${min} to ${max}`)
+    .pipe(Config.withDefault(fallback))
 
 /**
  * A duration from `min` to `max` (an Effect duration string: `1500 millis`, `5 seconds`); `zeroOff`
@@ -84,35 +107,36 @@ export const numberIn = (name: string, min: number, max: number, fallback: numbe
  */
 export const durationIn = (
   name: string,
-  min: Duration.DurationInput,
-  max: Duration.DurationInput,
-  fallback: Duration.DurationInput,
+  min: Duration.Input,
+  max: Duration.Input,
+  fallback: Duration.Input,
   options: { readonly zeroOff?: boolean } = {}
 ): Config.Config<Duration.Duration> =>
-  Config.duration(name).pipe(
-    Config.mapOrFail((duration) =>
+  ranged(
+    Schema.DurationFromString,
+    name,
+    (duration) =>
       (options.zeroOff === true && Duration.toMillis(duration) === 0) ||
-        (Duration.greaterThanOrEqualTo(duration, min) && Duration.lessThanOrEqualTo(duration, max))
-        ? Either.right(duration)
-        : Either.left(outOfRange(
-          name,
-          formatDuration(duration),
-          `from ${formatDuration(min)} to ${formatDuration(max)}${options.zeroOff === true ? ", or 0 seconds (off)" : ""}`
-        ))
-    ),
-    Config.withDefault(Duration.decode(fallback))
-  )
+      (Duration.isGreaterThanOrEqualTo(duration, Duration.fromInputUnsafe(min)) &&
+        Duration.isLessThanOrEqualTo(duration, Duration.fromInputUnsafe(max))),
+    formatDuration,
+    `from ${formatDuration(min)} to ${formatDuration(max)}${options.zeroOff === true ? ", or 0 seconds (off)" : ""}`
+  ).pipe(Config.withDefault(Duration.fromInputUnsafe(fallback)))
 
-export const Mode = Config.literal("development", "production")("PARLEY_MODE").pipe(
+/** A failure of a setting, named (for checks across settings). */
+export const settingError = (name: string, message: string): Config.ConfigError =>
+  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message }))))
+
+export const Mode = Config.Literals(["development", "production"], "PARLEY_MODE").pipe(
   Config.withDefault("development" as const)
 )
 export type Mode = "development" | "production"
 
-export const Port = Config.port("PORT").pipe(Config.withDefault(8080))
-export const Host = Config.string("HOST").pipe(Config.withDefault("0.0.0.0"))
+export const Port = Config.Port("PORT").pipe(Config.withDefault(8080))
+export const Host = Config.String("HOST").pipe(Config.withDefault("0.0.0.0"))
 
-export const DatabaseUrl = Config.option(Config.redacted("DATABASE_URL"))
-export const DataDir = Config.string("PARLEY_DATA_DIR").pipe(Config.withDefault("./.parley"))
+export const DatabaseUrl = Config.option(Config.Redacted("DATABASE_URL"))
+export const DataDir = Config.String("PARLEY_DATA_DIR").pipe(Config.withDefault("./.parley"))
 
 /**
  * PostgreSQL's `shared_buffers` for the embedded database (PGlite). PGlite's own default is 128 MB
@@ -121,10 +145,12 @@ export const DataDir = Config.string("PARLEY_DATA_DIR").pipe(Config.withDefault(
  * size syntax (`16MB`, `512kB`); see docs/performance.md for what each
  * size costs in memory and speed.
  */
-export const EmbeddedSharedBuffers = Config.string("PARLEY_EMBEDDED_SHARED_BUFFERS").pipe(
-  Config.validate({ message: "a size such as 16MB or 512kB", validation: (size) => /^\d+\s*(kB|MB|GB)$/.test(size) }),
-  Config.withDefault("16MB")
-)
+export const EmbeddedSharedBuffers = Config.schema(
+  Schema.String.check(Schema.makeFilter((size: string) =>
+    /^\d+\s*(kB|MB|GB)$/.test(size) ? undefined : `PARLEY_EMBEDDED_SHARED_BUFFERS=${size} should be a size such as 16MB or 512kB`
+  )),
+  "PARLEY_EMBEDDED_SHARED_BUFFERS"
+).pipe(Config.withDefault("16MB"))
 export const DatabasePoolSize = integerIn("DATABASE_POOL_SIZE", 1, 1000, 10)
 
 /**
@@ -132,7 +158,7 @@ export const DatabasePoolSize = integerIn("DATABASE_POOL_SIZE", 1, 1000, 10)
  * pooler that cannot carry them (PgBouncer in transaction mode before 1.21, or without
  * `max_prepared_statements`). The embedded database always prepares.
  */
-export const DatabasePreparedStatements = Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true))
+export const DatabasePreparedStatements = Config.Boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true))
 
 /** Every wait on PostgreSQL is bounded (not the embedded database, which cannot be unreachable). */
 export const DatabaseTimeouts = Config.all({
@@ -154,9 +180,9 @@ export const DatabaseTimeouts = Config.all({
     { zeroOff: true }
   )
 })
-export type DatabaseTimeouts = Config.Config.Success<typeof DatabaseTimeouts>
+export type DatabaseTimeouts = Config.Success<typeof DatabaseTimeouts>
 
-export const AdminToken = Config.option(Config.redacted("PARLEY_ADMIN_TOKEN"))
+export const AdminToken = Config.option(Config.Redacted("PARLEY_ADMIN_TOKEN"))
 
 /** A 32-byte key given as 64 hex characters or as base64; undefined when it is not one. */
 export const parseEncryptionKey = (raw: string): Buffer | undefined => {
@@ -169,14 +195,14 @@ export const GENERATE_KEY_HINT = "generate one with `openssl rand -hex 32`"
 
 /** An AES-256 key: none when unset or empty (`PARLEY_ENCRYPTION_KEY=` from a compose file). */
 const encryptionKey = (name: string): Config.Config<Option.Option<Buffer>> =>
-  Config.option(Config.redacted(name)).pipe(
-    Config.mapOrFail((configured) => {
+  Config.option(Config.Redacted(name)).pipe(
+    Config.mapEffect((configured) => {
       const raw = Option.getOrElse(Option.map(configured, Redacted.value), () => "").trim()
-      if (raw === "") return Either.right(Option.none())
+      if (raw === "") return Effect.succeed(Option.none())
       const key = parseEncryptionKey(raw)
       return key !== undefined
-        ? Either.right(Option.some(key))
-        : Either.left(ConfigError.InvalidData([name], `${name} must be 32 bytes, as 64 hex characters or base64 (${GENERATE_KEY_HINT})`))
+        ? Effect.succeed(Option.some(key))
+        : Effect.fail(settingError(name, `${name} must be 32 bytes, as 64 hex characters or base64 (${GENERATE_KEY_HINT})`))
     })
   )
 
@@ -184,7 +210,7 @@ export const EncryptionKey = encryptionKey("PARLEY_ENCRYPTION_KEY")
 /** The key before a rotation: still opens what it sealed, until `parley secrets reencrypt` re-seals it. */
 export const EncryptionKeyPrevious = encryptionKey("PARLEY_ENCRYPTION_KEY_PREVIOUS")
 /** Production without an encryption key stores secrets in plain text only when this says so. */
-export const AllowPlaintextSecrets = Config.boolean("PARLEY_ALLOW_PLAINTEXT_SECRETS").pipe(Config.withDefault(false))
+export const AllowPlaintextSecrets = Config.Boolean("PARLEY_ALLOW_PLAINTEXT_SECRETS").pipe(Config.withDefault(false))
 
 /**
  * What production mode requires before anything starts: an admin token (development generates one) and
@@ -198,28 +224,28 @@ export const ProductionRequirements: Config.Config<void> = Config.all({
   previousKey: EncryptionKeyPrevious,
   allowPlaintext: AllowPlaintextSecrets
 }).pipe(
-  Config.mapOrFail((c): Either.Either<void, ConfigError.ConfigError> => {
+  Config.mapEffect((c): Effect.Effect<void, Config.ConfigError> => {
     if (Option.isSome(c.previousKey) && Option.isNone(c.key)) {
-      return Either.left(ConfigError.MissingData(
-        ["PARLEY_ENCRYPTION_KEY"],
+      return Effect.fail(settingError(
+        "PARLEY_ENCRYPTION_KEY",
         "PARLEY_ENCRYPTION_KEY_PREVIOUS is set but PARLEY_ENCRYPTION_KEY is not"
       ))
     }
-    if (c.mode !== "production") return Either.right(undefined)
+    if (c.mode !== "production") return Effect.void
     if (Option.isNone(c.adminToken) || Redacted.value(c.adminToken.value).trim() === "") {
-      return Either.left(ConfigError.MissingData(
-        ["PARLEY_ADMIN_TOKEN"],
+      return Effect.fail(settingError(
+        "PARLEY_ADMIN_TOKEN",
         `PARLEY_ADMIN_TOKEN must be set in production mode (${GENERATE_KEY_HINT})`
       ))
     }
     if (Option.isNone(c.key) && !c.allowPlaintext) {
-      return Either.left(ConfigError.MissingData(
-        ["PARLEY_ENCRYPTION_KEY"],
+      return Effect.fail(settingError(
+        "PARLEY_ENCRYPTION_KEY",
         "PARLEY_ENCRYPTION_KEY must be set in production mode: webhook secrets, custom header values and AI keys " +
           `are stored encrypted with it; ${GENERATE_KEY_HINT} (or set PARLEY_ALLOW_PLAINTEXT_SECRETS=true to store them in plain text)`
       ))
     }
-    return Either.right(undefined)
+    return Effect.void
   })
 )
 
@@ -251,12 +277,12 @@ export const IntegrationCacheTtl = durationIn("PARLEY_INTEGRATION_CACHE_TTL", 0,
  * Whether the first start of an empty database creates a demo workspace: by default in development
  * mode only (a production database starts empty; operators create workspaces).
  */
-export const SeedDemo = Config.all([Config.option(Config.boolean("PARLEY_SEED_DEMO")), Mode]).pipe(
+export const SeedDemo = Config.all([Config.option(Config.Boolean("PARLEY_SEED_DEMO")), Mode]).pipe(
   Config.map(([seed, mode]) => Option.getOrElse(seed, () => mode === "development"))
 )
 
 /** Where the demo integration's webhooks go: `npm run receiver` listens there by default. */
-export const DemoWebhookUrl = Config.url("PARLEY_DEMO_WEBHOOK_URL").pipe(
+export const DemoWebhookUrl = Config.URL("PARLEY_DEMO_WEBHOOK_URL").pipe(
   Config.map((url) => url.toString()),
   Config.withDefault("http://127.0.0.1:8787/webhook")
 )
@@ -309,7 +335,7 @@ export const WorkerConfig = Config.all({
   /** Done and dead jobs are deleted this long after they finished. */
   retention: durationIn("JOB_RETENTION", Duration.minutes(1), Duration.days(3650), Duration.days(7))
 })
-export type WorkerConfig = Config.Config.Success<typeof WorkerConfig>
+export type WorkerConfig = Config.Success<typeof WorkerConfig>
 
 // Webhook delivery (docs/webhooks.md)
 
@@ -323,41 +349,41 @@ export const DeliveryConfig = Config.all({
   /** Per attempt. */
   timeout: durationIn("DELIVERY_TIMEOUT", Duration.millis(10), Duration.minutes(5), Duration.seconds(10))
 }).pipe(
-  Config.mapOrFail((c) =>
-    Duration.lessThan(c.retryMaxDelay, c.retryBase)
-      ? Either.left(ConfigError.InvalidData(
-        ["DELIVERY_RETRY_MAX_DELAY"],
+  Config.mapEffect((c) =>
+    Duration.isLessThan(c.retryMaxDelay, c.retryBase)
+      ? Effect.fail(settingError(
+        "DELIVERY_RETRY_MAX_DELAY",
         `DELIVERY_RETRY_MAX_DELAY=${formatDuration(c.retryMaxDelay)} is out of range: at least DELIVERY_RETRY_BASE (${
           formatDuration(c.retryBase)
         })`
       ))
-      : Either.right(c)
+      : Effect.succeed(c)
   )
 )
-export type DeliveryConfig = Config.Config.Success<typeof DeliveryConfig>
+export type DeliveryConfig = Config.Success<typeof DeliveryConfig>
 
 /** One access record per HTTP request (at `info`; `/health/*` at `debug`); `false` turns them off. */
-export const LogRequests = Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
+export const LogRequests = Config.Boolean("LOG_REQUESTS").pipe(Config.withDefault(true))
 
 /** Port of the Prometheus `/metrics` endpoint (a server of its own, apart from `PORT`); unset: none. */
-export const MetricsPort = Config.option(Config.port("METRICS_PORT"))
+export const MetricsPort = Config.option(Config.Port("METRICS_PORT"))
 
 // ---------------------------------------------------------------------------------------------------
 // AI providers (src/Ai/Llm). The global default model; per-workspace settings override it.
 // ---------------------------------------------------------------------------------------------------
 
 /** `embedded` = the offline knowledge-base responder; `openai` / `anthropic` = an LLM through @effect/ai. */
-export const AiProvider = Config.literal("embedded", "openai", "anthropic")("AI_PROVIDER").pipe(
+export const AiProvider = Config.Literals(["embedded", "openai", "anthropic"], "AI_PROVIDER").pipe(
   Config.withDefault("embedded" as const)
 )
-export const AiModel = Config.option(Config.nonEmptyString("AI_MODEL"))
-export const OpenAiApiKey = Config.option(Config.redacted("OPENAI_API_KEY"))
-export const AnthropicApiKey = Config.option(Config.redacted("ANTHROPIC_API_KEY"))
+export const AiModel = Config.option(Config.NonEmptyString("AI_MODEL"))
+export const OpenAiApiKey = Config.option(Config.Redacted("OPENAI_API_KEY"))
+export const AnthropicApiKey = Config.option(Config.Redacted("ANTHROPIC_API_KEY"))
 /** SDK-style base URLs ending in `/v1`: `http://localhost:11434/v1` for Ollama. */
-export const OpenAiBaseUrl = Config.option(Config.nonEmptyString("OPENAI_BASE_URL"))
-export const AnthropicBaseUrl = Config.option(Config.nonEmptyString("ANTHROPIC_BASE_URL"))
+export const OpenAiBaseUrl = Config.option(Config.NonEmptyString("OPENAI_BASE_URL"))
+export const AnthropicBaseUrl = Config.option(Config.NonEmptyString("ANTHROPIC_BASE_URL"))
 /** `chat` (OpenAI-compatible servers) or `responses` (OpenAI). Default: `chat` with a base URL, else `responses`. */
-export const OpenAiApiKind = Config.option(Config.literal("chat", "responses")("OPENAI_API"))
+export const OpenAiApiKind = Config.option(Config.Literals(["chat", "responses"], "OPENAI_API"))
 /** One attempt of one model call. */
 export const AiTimeout = durationIn("AI_TIMEOUT", Duration.millis(10), Duration.minutes(30), Duration.seconds(60))
 /** Time one reply may lose to failed model calls and to waiting between retries before it gives up. */
@@ -373,7 +399,7 @@ export const DEFAULT_FALLBACK_MESSAGE = "I'm sorry, I can't answer right now. Pl
  * What the customer gets when the model cannot be reached within the retry budget and the integration
  * has no `escalation` (with it, the conversation is handed over instead).
  */
-export const AiFallbackMessage = Config.nonEmptyString("AI_FALLBACK_MESSAGE").pipe(
+export const AiFallbackMessage = Config.NonEmptyString("AI_FALLBACK_MESSAGE").pipe(
   Config.withDefault(DEFAULT_FALLBACK_MESSAGE)
 )
 
@@ -390,17 +416,16 @@ export const globalModelSettings: Config.Config<Option.Option<ModelSettings>> = 
   anthropicBaseUrl: AnthropicBaseUrl,
   openAiApi: OpenAiApiKind
 }).pipe(
-  Config.mapOrFail((c): Either.Either<Option.Option<ModelSettings>, ConfigError.ConfigError> => {
-    if (c.provider === "embedded") return Either.right(Option.none())
-    const missing = (name: string) =>
-      Either.left(ConfigError.MissingData([name], `${name} is required with AI_PROVIDER=${c.provider}`))
+  Config.mapEffect((c): Effect.Effect<Option.Option<ModelSettings>, Config.ConfigError> => {
+    if (c.provider === "embedded") return Effect.succeed(Option.none())
+    const missing = (name: string) => Effect.fail(settingError(name, `${name} is required with AI_PROVIDER=${c.provider}`))
     if (Option.isNone(c.model)) return missing("AI_MODEL")
     const baseUrl = c.provider === "openai" ? c.openAiBaseUrl : c.anthropicBaseUrl
     const key = c.provider === "openai" ? c.openAiKey : c.anthropicKey
     if (Option.isNone(key) && Option.isNone(baseUrl)) {
       return missing(c.provider === "openai" ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY")
     }
-    return Either.right(Option.some({
+    return Effect.succeed(Option.some({
       provider: c.provider,
       model: c.model.value,
       apiKey: Option.getOrElse(key, () => Redacted.make("")),

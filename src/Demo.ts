@@ -3,13 +3,13 @@
  * receiver that verifies every signature, a small knowledge base, a customer question, and the signed
  * reply printed as it arrives.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpServer from "@effect/platform/HttpServer"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpApiClient from "effect/http-api/HttpApiClient"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpServer from "effect/http/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -59,8 +59,8 @@ const articles = [
 
 /** What the demo reads of a delivery's body (and the whole of it, to print). */
 const decodeEnvelope = (body: string) =>
-  Schema.decodeUnknown(Schema.parseJson(Schema.Struct({ event: Schema.String, eventId: Schema.String })))(body).pipe(
-    Effect.zip(Schema.decodeUnknown(Schema.parseJson())(body)),
+  Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Struct({ event: Schema.String, eventId: Schema.String })))(body).pipe(
+    Effect.zip(Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Unknown))(body)),
     Effect.map(([envelope, whole]) => ({ ...envelope, whole })),
     Effect.orDie
   )
@@ -68,7 +68,7 @@ const decodeEnvelope = (body: string) =>
 /** A webhook receiver on a loopback port; it answers 401 to a bad signature, as the API's reference does. */
 const receiver = (secret: () => string, inbox: Queue.Queue<Received>) =>
   Effect.acquireRelease(
-    Effect.async<http.Server>((resume) => {
+    Effect.callback<http.Server>((resume) => {
       const server = http.createServer((req, res) => {
         const chunks: Array<Buffer> = []
         req.on("data", (c: Buffer) => chunks.push(c))
@@ -77,7 +77,7 @@ const receiver = (secret: () => string, inbox: Queue.Queue<Received>) =>
           const result = verifyWebhook({ secret: secret(), headers: req.headers, rawBody: body })
           res.writeHead(result.ok ? 200 : 401, { "content-type": "application/json" })
           res.end(JSON.stringify(result.ok ? { received: true } : { error: result.reason }))
-          Queue.unsafeOffer(inbox, {
+          Queue.offerUnsafe(inbox, {
             at: Date.now(),
             headers: req.headers,
             body,
@@ -90,7 +90,7 @@ const receiver = (secret: () => string, inbox: Queue.Queue<Received>) =>
       })
     }),
     (server) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.close(() => resume(Effect.void))
       })
   )
@@ -98,7 +98,7 @@ const receiver = (secret: () => string, inbox: Queue.Queue<Received>) =>
 const program = (adminToken: string) => Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
   const sql = yield* SqlClient.SqlClient
-  const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+  const port = server.address._tag === "UnixPathAddress" ? 0 : server.address.port
   const baseUrl = `http://127.0.0.1:${port}`
   const client = (token: string) =>
     HttpApiClient.make(Api, { baseUrl, transformClient: HttpClient.mapRequest(HttpClientRequest.bearerToken(token)) })
@@ -114,7 +114,7 @@ const program = (adminToken: string) => Effect.gen(function*() {
   const workspace = yield* admin.admin.createWorkspace({ payload: { name: "Demo shop" } })
   secret = workspace.webhookSecret
   const integration = yield* admin.admin.createIntegration({
-    path: { workspaceId: workspace.id },
+    params: { workspaceId: workspace.id },
     payload: {
       name: "Demo shop site",
       integration: "api",
@@ -124,7 +124,7 @@ const program = (adminToken: string) => Effect.gen(function*() {
     }
   })
   for (const article of articles) {
-    yield* admin.admin.createArticle({ path: { workspaceId: workspace.id }, payload: article })
+    yield* admin.admin.createArticle({ params: { workspaceId: workspace.id }, payload: article })
   }
   yield* Console.log(`Workspace ${workspace.id}, integration ${integration.integrationId}, ${articles.length} articles\n`)
 
@@ -134,7 +134,7 @@ const program = (adminToken: string) => Effect.gen(function*() {
       yield* Console.log(`Customer asks: "${text}"`)
       const sentAt = Date.now()
       const { conversation } = yield* parley.webhooks.messageReceived({
-        path: { integration_id: integration.integrationId },
+        params: { integration_id: integration.integrationId },
         payload: {
           id,
           role: "human",
@@ -180,18 +180,18 @@ const program = (adminToken: string) => Effect.gen(function*() {
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"))
 const adminToken = generateToken("padm")
 
-const config = ConfigProvider.fromMap(
-  new Map([
-    ["PARLEY_DATA_DIR", dataDir],
-    ["PARLEY_ADMIN_TOKEN", adminToken],
-    ["PARLEY_SEED_DEMO", "false"],
-    ["PORT", "0"],
-    ["HOST", "127.0.0.1"],
-    ["JOB_POLL_INTERVAL", "200 millis"],
-    // The demo tells its own story; one access record per request of it would drown it.
-    ["LOG_REQUESTS", "false"]
-  ])
-).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+const config = ConfigProvider.fromEnvRecord({
+  PARLEY_DATA_DIR: dataDir,
+  PARLEY_ADMIN_TOKEN: adminToken,
+  PARLEY_SEED_DEMO: "false",
+  // Only validated (`makeApp` checks every setting): the demo's server listens on a free port of its own
+  // (`port: 0` below), whatever PORT says. A PORT of 0 is refused by the validation (1-65535).
+  PORT: "8080",
+  HOST: "127.0.0.1",
+  JOB_POLL_INTERVAL: "200 millis",
+  // The demo tells its own story; one access record per request of it would drown it.
+  LOG_REQUESTS: "false"
+}).pipe(ConfigProvider.orElse(ConfigProvider.fromEnv()))
 
 const DemoLive = makeApp({
   server: NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }),
@@ -199,7 +199,7 @@ const DemoLive = makeApp({
 }).pipe(
   // With OTEL_EXPORTER_OTLP_ENDPOINT set, the demo's traces are exported like Parley's.
   Layer.provide(TelemetryLive),
-  Layer.provide(Layer.setConfigProvider(config))
+  Layer.provide(ConfigProvider.layer(config))
 )
 
 export const demo = program(adminToken).pipe(

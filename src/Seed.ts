@@ -5,7 +5,7 @@
  * the production SSRF guard, say) leaves nothing behind, and the start fails naming
  * `PARLEY_DEMO_WEBHOOK_URL`.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

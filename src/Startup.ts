@@ -9,12 +9,15 @@
  */
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import type * as Runtime from "effect/Runtime"
 import * as net from "node:net"
 import * as AppConfig from "./Config.js"
 import { LoggingConfig } from "./Observability/Logging.js"
@@ -27,7 +30,7 @@ import { DatabaseStartFailure, EmbeddedDatabaseInUse } from "./Sql.js"
  * Every setting Parley reads, read once at start: a value that does not parse or is out of its range
  * fails here, before the database is opened or a port is bound.
  */
-export const Settings = Config.all([
+const settings: ReadonlyArray<Config.Config<unknown>> = [
   AppConfig.Mode,
   AppConfig.Port,
   AppConfig.Host,
@@ -62,10 +65,21 @@ export const Settings = Config.all([
   AppConfig.AiFallbackMessage,
   LoggingConfig,
   TelemetryConfig
-])
+]
+
+/**
+ * Reads every setting, each even when another failed: every bad setting is named at once. (Effect 4's
+ * `Config.all` stops at the first failure, and a `ConfigError` holds one; several fail together.)
+ */
+export const Settings: Effect.Effect<void, Config.ConfigError> = Effect.forEach(settings, Effect.result).pipe(
+  Effect.flatMap((results) => {
+    const failures = results.flatMap((result) => Result.isFailure(result) ? [Cause.makeFailReason(result.failure)] : [])
+    return failures.length === 0 ? Effect.void : Effect.failCause(Cause.fromReasons(failures))
+  })
+)
 
 /** Validates every setting when built (`makeApp` builds it first). */
-export const SettingsLive = Layer.effectDiscard(Effect.asVoid(Settings))
+export const SettingsLive = Layer.effectDiscard(Settings)
 
 /** A port Parley must listen on is taken (or not Parley's to take). */
 export class PortUnavailable extends Data.TaggedError("PortUnavailable")<{
@@ -93,7 +107,7 @@ const errorCode = (error: unknown): string | undefined =>
 
 /** Whether `host:port` can be listened on now (listened on and closed at once). */
 const checkPort = (setting: PortUnavailable["setting"], host: string, port: number) =>
-  Effect.async<void, PortUnavailable>((resume) => {
+  Effect.callback<void, PortUnavailable>((resume) => {
     const server = net.createServer()
     server.once("error", (error) =>
       resume(Effect.fail(new PortUnavailable({ setting, host, port, code: errorCode(error) ?? error.message }))))
@@ -151,9 +165,21 @@ const databaseReason = (failure: DatabaseStartFailure): string => {
 
 /** The setting to blame and the reason, for a start that failed with `cause`. */
 export const explainStartFailure = (cause: Cause.Cause<unknown>): StartFailure => {
-  const errors = [...Cause.failures(cause), ...Cause.defects(cause)].flatMap((error) => chain(error))
+  // Failures first, then defects (each with what it wraps), as a start reports them.
+  const errors = [
+    ...cause.reasons.flatMap((reason) => Cause.isFailReason(reason) ? [reason.error] : []),
+    ...cause.reasons.flatMap((reason) => Cause.isDieReason(reason) ? [reason.defect] : [])
+  ].flatMap((error) => chain(error))
+  // Every bad setting (`Settings` fails with each), named at once.
+  const settingErrors = errors.flatMap((error) => error instanceof Config.ConfigError ? [AppConfig.describeConfigError(error)] : [])
+  if (settingErrors.length > 0) {
+    const named = [...new Set(settingErrors.flatMap((e) => e.setting === undefined ? [] : e.setting.split(", ")))]
+    return {
+      setting: named.length === 0 ? undefined : named.join(", "),
+      reason: [...new Set(settingErrors.map((e) => e.reason))].join("; ")
+    }
+  }
   for (const error of errors) {
-    if (ConfigError.isConfigError(error)) return AppConfig.describeConfigError(error)
     if (error instanceof PortUnavailable) return { setting: error.setting, reason: error.message }
     if (error instanceof MetricsServerError) return { setting: "METRICS_PORT", reason: error.message }
     if (error instanceof EmbeddedDatabaseInUse) return { setting: "PARLEY_DATA_DIR", reason: error.message }
@@ -180,13 +206,29 @@ export const startFailureLine = (failure: StartFailure): string =>
  * whole cause) in the log. An interrupted start (a SIGTERM while starting) is not a failure.
  */
 export const reportStartFailure = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  Layer.tapErrorCause(layer, (cause) => {
-    if (Cause.isInterruptedOnly(cause)) return Effect.void
+  Layer.tapCause(layer, (cause) => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.void
     const failure = explainStartFailure(cause)
-    return Effect.zipRight(
+    return Effect.andThen(
       Console.error(startFailureLine(failure)),
       Effect.logError("Parley failed to start", cause).pipe(
         Effect.annotateLogs({ setting: failure.setting ?? null, reason: failure.reason })
       )
     )
   })
+
+/**
+ * How a process of Parley's ends (`NodeRuntime.runMain`'s teardown): 1 when it failed, 0 when it
+ * succeeded or was interrupted (SIGTERM, Ctrl-C: a clean stop). Effect 4's default exits 130 after an
+ * interruption; Parley's stop has always exited 0. On success the exit code set by the program itself
+ * (`process.exitCode`: the CLI's 1 and 2) is left as it is.
+ */
+export const teardown: Runtime.Teardown = (exit, onExit) =>
+  onExit(Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? 1 : 0)
+
+/**
+ * The loggers of a process that does not install Parley's own (`LoggingLive`): the CLI and the demo.
+ * Effect's pretty logger in place of its default one, as Effect 3's `runMain` installed (Effect 4's
+ * installs none), and the tracer logger, which puts each record on its span.
+ */
+export const PrettyLoggerLive = Logger.layer([Logger.consolePretty(), Logger.tracerLogger])

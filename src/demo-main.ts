@@ -1,4 +1,6 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Effect from "effect/Effect"
 import { demo } from "./Demo.js"
+import { PrettyLoggerLive, teardown } from "./Startup.js"
 
-NodeRuntime.runMain(demo)
+demo.pipe(Effect.provide(PrettyLoggerLive), NodeRuntime.runMain({ teardown }))

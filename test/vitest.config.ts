@@ -30,7 +30,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    maxWorkers: 2,
     projects: [
       { extends: true as const, test: { name: "pglite", env: { PARLEY_TEST_DB: "pglite" } } },
       ...(postgres === undefined || postgres === ""

@@ -10,9 +10,11 @@
 // (BASELINE_TOKEN_CACHE_TTL_MS, BASELINE_INTEGRATION_CACHE_TTL_MS), and the `sql` scenario turns the
 // caches off so that every request sends the whole list.
 
-export const TOKEN_LOOKUP = `SELECT * FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL`
+export const TOKEN_LOOKUP = `SELECT t.* FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id
+            WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND w.deleted_at IS NULL`
 
-export const INTEGRATION_LOOKUP = `SELECT * FROM integrations WHERE id = $1 AND workspace_id = $2`
+export const INTEGRATION_LOOKUP =
+  `SELECT id AS integration_id, kind AS integration, workspace_id, settings, created_at FROM integrations WHERE id = $1 AND workspace_id = $2`
 
 export const IDEMPOTENCY_CHECK = `SELECT * FROM messages WHERE integration_id = $1 AND external_id = $2`
 

@@ -1,5 +1,6 @@
 // ingest: message-received with syncOnly on PostgreSQL, 8 connections, as fast as it answers, taking
-// turns with the same load against the baseline server (Parley's SQL in plain node:http + pg); then
+// turns with the same load against the baseline server (Parley's SQL in plain node:http + pg) and the
+// bare-stack floor (the same SQL through Effect's HttpApi and @effect/sql-pg, nothing else); then
 // pgbench on the same transaction. Then Parley at half its measured maximum (open loop, evenly spaced; and autocannon's
 // overallRate for comparison), and the client-abort probe on PostgreSQL (the embedded scenario has the
 // same probe on PGlite).
@@ -221,11 +222,13 @@ export default {
     const tenant = await createTenant(parley.url, { name: "ingest", webhookUrl: "http://127.0.0.1:9/unused" })
     const baseline = await startBaseline({ databaseUrl: db.url, logDir: ctx.logDir })
     ctx.defer(() => baseline.stop())
+    const floor = await startBaseline({ databaseUrl: db.url, logDir: ctx.logDir, label: "floor", script: "floor-server.mjs" })
+    ctx.defer(() => floor.stop())
     const rounds = ctx.quick ? 1 : 3
-    ctx.say(`Parley and the baseline server in turns (${rounds} rounds): closed loop, 8 connections`)
-    const [max, baselineMax] = await measureMax({
+    ctx.say(`Parley, the baseline and the bare-stack floor in turns (${rounds} rounds): closed loop, 8 connections`)
+    const [max, baselineMax, floorMax] = await measureMax({
       driver,
-      servers: [parley, baseline],
+      servers: [parley, baseline, floor],
       tenant,
       prefix: "i",
       warmAmount,
@@ -234,6 +237,7 @@ export default {
       database: db.name
     })
     await baseline.stop()
+    await floor.stop()
     const halfRate = Math.max(1, Math.floor(max.requestsPerSecond / 2))
     ctx.say(`Parley: ${max.requestsPerSecond} req/s, baseline ${baselineMax.requestsPerSecond} req/s; Parley at half its max, ${halfRate} req/s`)
     const half = await measureAtRate({ driver, url: parley.url, tenant, prefix: "h", rate: halfRate, durationS })
@@ -251,7 +255,7 @@ export default {
     const vsPgbench = ratio(max.requestsPerSecond, pgbench.tps)
     const p99Half = half.openLoop.latencyMs.p99
     return {
-      figures: { rounds, parley: max, baseline: baselineMax, ratioPerRound: perRound, halfLoad: half, abortOnPostgres: abort, pgbench },
+      figures: { rounds, parley: max, baseline: baselineMax, floor: floorMax, ratioPerRound: perRound, halfLoad: half, abortOnPostgres: abort, pgbench },
       rows: [
         {
           work: `message-received, syncOnly, 8 connections (PostgreSQL; ${rounds} turn${rounds > 1 ? "s" : ""} each, ratio per turn ${perRound.join(", ")})`,
@@ -271,6 +275,12 @@ export default {
           parley: `${max.serverCpuMsPerRequest} / ${max.databaseCpuMsPerRequest} (${max.serverCpuCores} / ${max.databaseCpuCores} cores)`,
           baseline: `${baselineMax.serverCpuMsPerRequest} / ${baselineMax.databaseCpuMsPerRequest} (${baselineMax.serverCpuCores} / ${baselineMax.databaseCpuCores} cores)`,
           ratio: ratio(max.serverCpuMsPerRequest, baselineMax.serverCpuMsPerRequest)
+        },
+        {
+          work: "  the bare-stack floor (HttpApi + @effect/sql-pg, the same SQL, nothing else): req/s; server CPU per request (ms)",
+          parley: `Parley ÷ floor: ${ratio(max.serverCpuMsPerRequest, floorMax.serverCpuMsPerRequest)}× the CPU`,
+          baseline: `floor: ${floorMax.requestsPerSecond} req/s, ${floorMax.serverCpuMsPerRequest} ms (${ratio(floorMax.serverCpuMsPerRequest, baselineMax.serverCpuMsPerRequest)}× node:http + pg)`,
+          ratio: ratio(max.serverCpuMsPerRequest, floorMax.serverCpuMsPerRequest)
         },
         {
           work: `p99 at half the max load (${halfRate} req/s, open loop, evenly spaced, ≤ 8 connections)`,

@@ -1,5 +1,7 @@
 /** What operators do through the admin API and the CLI, each one step against the services. */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Knowledge } from "../Ai/Knowledge.js"
 import { globalView, WorkspaceAiSettings } from "../Ai/Settings.js"
@@ -13,9 +15,8 @@ import type { Tone } from "../Domain/Workspace.js"
 import { Integrations } from "../Integrations/Integrations.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 
-export class Admin extends Effect.Service<Admin>()("Parley/Admin", {
-  dependencies: [Workspaces.Default, Integrations.Default, Knowledge.Default, Crypto.Default, WorkspaceAiSettings.Default],
-  effect: Effect.gen(function*() {
+export class Admin extends Context.Service<Admin>()("Parley/Admin", {
+  make: Effect.gen(function*() {
     const workspaces = yield* Workspaces
     const integrations = yield* Integrations
     const knowledge = yield* Knowledge
@@ -93,4 +94,7 @@ export class Admin extends Effect.Service<Admin>()("Parley/Admin", {
       getAiUsage: (id: WorkspaceId, days: number) => aiSettings.usage(id, days)
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([Workspaces.layer, Integrations.layer, Knowledge.layer, Crypto.layer, WorkspaceAiSettings.layer]))
+}

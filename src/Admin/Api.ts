@@ -1,8 +1,9 @@
 /** The operators' API (`/admin/v1`), authenticated by the admin token. The CLI drives it. */
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as Effect from "effect/Effect"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { AdminAuth } from "../Auth/Api.js"
 import { AiSettingsUpdate, AiSettingsView, AiUsageReport, UsageDays } from "../Domain/AiSettings.js"
@@ -27,23 +28,29 @@ const WorkspacePath = Schema.Struct({ workspaceId: WorkspaceId })
 
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
-    HttpApiEndpoint.post("createWorkspace", "/workspaces")
-      .setPayload(NewWorkspace)
-      .addSuccess(CreatedWorkspace, { status: 201 })
-      .annotate(OpenApi.Summary, "Create a workspace, its first API token and its webhook secret")
-  )
-  .add(HttpApiEndpoint.get("listWorkspaces", "/workspaces").addSuccess(Schema.Array(WorkspaceSummary)))
-  .add(
-    HttpApiEndpoint.get("getWorkspace", "/workspaces/:workspaceId")
-      .setPath(WorkspacePath)
-      .addSuccess(WorkspaceDetail)
-      .addError(NotFoundBody)
+    HttpApiEndpoint.post("createWorkspace", "/workspaces", {
+      payload: NewWorkspace,
+      success: CreatedWorkspace.pipe(HttpApiSchema.status(201))
+    }).annotate(OpenApi.Summary, "Create a workspace, its first API token and its webhook secret")
   )
   .add(
-    HttpApiEndpoint.del("deleteWorkspace", "/workspaces/:workspaceId")
-      .setPath(WorkspacePath)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(NotFoundBody)
+    HttpApiEndpoint.get("listWorkspaces", "/workspaces", {
+      success: Schema.Array(WorkspaceSummary).annotate({ description: "Every workspace" })
+    }).annotate(OpenApi.Summary, "List workspaces")
+  )
+  .add(
+    HttpApiEndpoint.get("getWorkspace", "/workspaces/:workspaceId", {
+      params: WorkspacePath,
+      success: WorkspaceDetail,
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "A workspace and its current webhook secret")
+  )
+  .add(
+    HttpApiEndpoint.delete("deleteWorkspace", "/workspaces/:workspaceId", {
+      params: WorkspacePath,
+      success: HttpApiSchema.NoContent.annotate({ description: "Deleted: its tokens stop working at once" }),
+      error: NotFoundBody
+    })
       .annotate(OpenApi.Summary, "Delete a workspace and everything it owns")
       .annotate(
         OpenApi.Description,
@@ -53,85 +60,95 @@ export class AdminApi extends HttpApiGroup.make("admin")
       )
   )
   .add(
-    HttpApiEndpoint.post("createToken", "/workspaces/:workspaceId/tokens")
-      .setPath(WorkspacePath)
-      .setPayload(NewToken)
-      .addSuccess(CreatedToken, { status: 201 })
-      .addError(NotFoundBody)
+    HttpApiEndpoint.post("createToken", "/workspaces/:workspaceId/tokens", {
+      params: WorkspacePath,
+      payload: NewToken,
+      success: CreatedToken.pipe(HttpApiSchema.status(201)),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Create another API token for a workspace (shown once)")
   )
   .add(
-    HttpApiEndpoint.get("listTokens", "/workspaces/:workspaceId/tokens")
-      .setPath(WorkspacePath)
-      .addSuccess(Schema.Array(TokenSummary))
-      .addError(NotFoundBody)
+    HttpApiEndpoint.get("listTokens", "/workspaces/:workspaceId/tokens", {
+      params: WorkspacePath,
+      success: Schema.Array(TokenSummary).annotate({ description: "The workspace's API tokens, revoked ones included" }),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "List a workspace's API tokens (never their values)")
   )
   .add(
-    HttpApiEndpoint.del("revokeToken", "/tokens/:tokenId")
-      .setPath(Schema.Struct({ tokenId: TokenId }))
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(NotFoundBody)
-      .annotate(OpenApi.Summary, "Revoke an API token; it stops working at once")
+    HttpApiEndpoint.delete("revokeToken", "/tokens/:tokenId", {
+      params: Schema.Struct({ tokenId: TokenId }),
+      success: HttpApiSchema.NoContent.annotate({ description: "Revoked: the token stops working at once" }),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Revoke an API token; it stops working at once")
   )
   .add(
-    HttpApiEndpoint.post("rotateWebhookSecret", "/workspaces/:workspaceId/webhook-secret/rotate")
-      .setPath(WorkspacePath)
-      .addSuccess(RotatedSecret)
-      .addError(NotFoundBody)
+    HttpApiEndpoint.post("rotateWebhookSecret", "/workspaces/:workspaceId/webhook-secret/rotate", {
+      params: WorkspacePath,
+      success: RotatedSecret,
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Rotate the workspace's webhook secret (the previous one stays valid for a grace period)")
   )
   .add(
-    HttpApiEndpoint.post("createIntegration", "/workspaces/:workspaceId/integrations")
-      .setPath(WorkspacePath)
-      .setPayload(NewIntegration)
-      .addSuccess(IntegrationJson, { status: 201 })
-      .addError(NotFoundBody)
+    HttpApiEndpoint.post("createIntegration", "/workspaces/:workspaceId/integrations", {
+      params: WorkspacePath,
+      payload: NewIntegration,
+      success: IntegrationJson.pipe(HttpApiSchema.status(201)),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Create an integration: its webhook URL, headers, metadata and settings")
   )
   .add(
-    HttpApiEndpoint.get("listIntegrations", "/workspaces/:workspaceId/integrations")
-      .setPath(WorkspacePath)
-      .addSuccess(Schema.Array(IntegrationJson))
-      .addError(NotFoundBody)
+    HttpApiEndpoint.get("listIntegrations", "/workspaces/:workspaceId/integrations", {
+      params: WorkspacePath,
+      success: Schema.Array(IntegrationJson).annotate({ description: "The workspace's integrations" }),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "List a workspace's integrations")
   )
   .add(
-    HttpApiEndpoint.post("createTone", "/workspaces/:workspaceId/tones")
-      .setPath(WorkspacePath)
-      .setPayload(NewTone)
-      .addSuccess(ToneJson, { status: 201 })
-      .addError(NotFoundBody)
+    HttpApiEndpoint.post("createTone", "/workspaces/:workspaceId/tones", {
+      params: WorkspacePath,
+      payload: NewTone,
+      success: ToneJson.pipe(HttpApiSchema.status(201)),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Create a tone (instructions an integration's replies follow)")
   )
   .add(
-    HttpApiEndpoint.get("listTones", "/workspaces/:workspaceId/tones")
-      .setPath(WorkspacePath)
-      .addSuccess(Schema.Array(ToneJson))
-      .addError(NotFoundBody)
+    HttpApiEndpoint.get("listTones", "/workspaces/:workspaceId/tones", {
+      params: WorkspacePath,
+      success: Schema.Array(ToneJson).annotate({ description: "The workspace's tones" }),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "List a workspace's tones")
   )
   .add(
-    HttpApiEndpoint.post("createArticle", "/workspaces/:workspaceId/articles")
-      .setPath(WorkspacePath)
-      .setPayload(NewArticle)
-      .addSuccess(ArticleJson, { status: 201 })
-      .addError(NotFoundBody)
-      .annotate(OpenApi.Summary, "Add a knowledge-base article (the embedded responder answers from these)")
+    HttpApiEndpoint.post("createArticle", "/workspaces/:workspaceId/articles", {
+      params: WorkspacePath,
+      payload: NewArticle,
+      success: ArticleJson.pipe(HttpApiSchema.status(201)),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Add a knowledge-base article (the embedded responder answers from these)")
   )
   .add(
-    HttpApiEndpoint.get("listArticles", "/workspaces/:workspaceId/articles")
-      .setPath(WorkspacePath)
-      .addSuccess(Schema.Array(ArticleJson))
-      .addError(NotFoundBody)
+    HttpApiEndpoint.get("listArticles", "/workspaces/:workspaceId/articles", {
+      params: WorkspacePath,
+      success: Schema.Array(ArticleJson).annotate({ description: "The workspace's knowledge-base articles" }),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "List a workspace's knowledge-base articles")
   )
   .add(
-    HttpApiEndpoint.get("getAiSettings", "/workspaces/:workspaceId/ai")
-      .setPath(WorkspacePath)
-      .addSuccess(AiSettingsView)
-      .addError(NotFoundBody)
+    HttpApiEndpoint.get("getAiSettings", "/workspaces/:workspaceId/ai", {
+      params: WorkspacePath,
+      success: AiSettingsView,
+      error: NotFoundBody
+    })
       .annotate(OpenApi.Summary, "The model that answers the workspace: its own settings, or the global default")
       .annotate(OpenApi.Description, "The API key is never returned: only whether one is set and its last four characters.")
   )
   .add(
-    HttpApiEndpoint.put("setAiSettings", "/workspaces/:workspaceId/ai")
-      .setPath(WorkspacePath)
-      .setPayload(AiSettingsUpdate)
-      .addSuccess(AiSettingsView)
-      .addError(NotFoundBody)
+    HttpApiEndpoint.put("setAiSettings", "/workspaces/:workspaceId/ai", {
+      params: WorkspacePath,
+      payload: AiSettingsUpdate,
+      success: AiSettingsView,
+      error: NotFoundBody
+    })
       .annotate(OpenApi.Summary, "Give the workspace its own provider, model, base URL and API key")
       .annotate(
         OpenApi.Description,
@@ -140,20 +157,25 @@ export class AdminApi extends HttpApiGroup.make("admin")
       )
   )
   .add(
-    HttpApiEndpoint.del("clearAiSettings", "/workspaces/:workspaceId/ai")
-      .setPath(WorkspacePath)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(NotFoundBody)
-      .annotate(OpenApi.Summary, "Remove the workspace's own AI settings (and key): the global default answers again")
+    HttpApiEndpoint.delete("clearAiSettings", "/workspaces/:workspaceId/ai", {
+      params: WorkspacePath,
+      success: HttpApiSchema.NoContent.annotate({ description: "Removed: the global default answers again" }),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Remove the workspace's own AI settings (and key): the global default answers again")
   )
   .add(
-    HttpApiEndpoint.get("getAiUsage", "/workspaces/:workspaceId/ai/usage")
-      .setPath(WorkspacePath)
-      .setUrlParams(Schema.Struct({ days: Schema.optionalWith(UsageDays, { default: () => 30 }) }))
-      .addSuccess(AiUsageReport)
-      .addError(NotFoundBody)
-      .annotate(OpenApi.Summary, "Tokens the workspace used per day (UTC), provider and model, over the last `days` days")
+    HttpApiEndpoint.get("getAiUsage", "/workspaces/:workspaceId/ai/usage", {
+      params: WorkspacePath,
+      query: Schema.Struct({ days: UsageDays.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(30))) }),
+      success: AiUsageReport,
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Tokens the workspace used per day (UTC), provider and model, over the last `days` days")
   )
   .middleware(AdminAuth)
   .prefix("/admin/v1")
+  .annotate(
+    OpenApi.Description,
+    "The operator's API, with the admin token (PARLEY_ADMIN_TOKEN): workspaces, API tokens, webhook secrets, " +
+      "integrations, tones, knowledge base and AI settings. The parley CLI drives it."
+  )
 {}

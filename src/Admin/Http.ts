@@ -1,5 +1,5 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api } from "../Api.js"
 import { Admin } from "./Admin.js"
 
@@ -9,26 +9,26 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
     return handlers
       .handle("createWorkspace", ({ payload }) => admin.createWorkspace(payload.name))
       .handle("listWorkspaces", () => admin.listWorkspaces())
-      .handle("getWorkspace", ({ path }) => admin.getWorkspace(path.workspaceId))
-      .handle("deleteWorkspace", ({ path }) => admin.deleteWorkspace(path.workspaceId))
-      .handle("createToken", ({ path, payload }) => admin.createToken(path.workspaceId, payload.name))
-      .handle("listTokens", ({ path }) => admin.listTokens(path.workspaceId))
-      .handle("revokeToken", ({ path }) => admin.revokeToken(path.tokenId))
-      .handle("rotateWebhookSecret", ({ path }) => admin.rotateWebhookSecret(path.workspaceId))
-      .handle("createIntegration", ({ path, payload }) =>
-        admin.createIntegration(path.workspaceId, payload).pipe(
+      .handle("getWorkspace", ({ params }) => admin.getWorkspace(params.workspaceId))
+      .handle("deleteWorkspace", ({ params }) => admin.deleteWorkspace(params.workspaceId))
+      .handle("createToken", ({ params, payload }) => admin.createToken(params.workspaceId, payload.name))
+      .handle("listTokens", ({ params }) => admin.listTokens(params.workspaceId))
+      .handle("revokeToken", ({ params }) => admin.revokeToken(params.tokenId))
+      .handle("rotateWebhookSecret", ({ params }) => admin.rotateWebhookSecret(params.workspaceId))
+      .handle("createIntegration", ({ params, payload }) =>
+        admin.createIntegration(params.workspaceId, payload).pipe(
           Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))
         ))
-      .handle("listIntegrations", ({ path }) => admin.listIntegrations(path.workspaceId))
-      .handle("createTone", ({ path, payload }) => admin.createTone(path.workspaceId, payload))
-      .handle("listTones", ({ path }) => admin.listTones(path.workspaceId))
-      .handle("createArticle", ({ path, payload }) => admin.createArticle(path.workspaceId, payload))
-      .handle("listArticles", ({ path }) => admin.listArticles(path.workspaceId))
-      .handle("getAiSettings", ({ path }) => admin.getAiSettings(path.workspaceId))
-      .handle("setAiSettings", ({ path, payload }) =>
-        admin.setAiSettings(path.workspaceId, payload).pipe(
+      .handle("listIntegrations", ({ params }) => admin.listIntegrations(params.workspaceId))
+      .handle("createTone", ({ params, payload }) => admin.createTone(params.workspaceId, payload))
+      .handle("listTones", ({ params }) => admin.listTones(params.workspaceId))
+      .handle("createArticle", ({ params, payload }) => admin.createArticle(params.workspaceId, payload))
+      .handle("listArticles", ({ params }) => admin.listArticles(params.workspaceId))
+      .handle("getAiSettings", ({ params }) => admin.getAiSettings(params.workspaceId))
+      .handle("setAiSettings", ({ params, payload }) =>
+        admin.setAiSettings(params.workspaceId, payload).pipe(
           Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))
         ))
-      .handle("clearAiSettings", ({ path }) => admin.clearAiSettings(path.workspaceId))
-      .handle("getAiUsage", ({ path, urlParams }) => admin.getAiUsage(path.workspaceId, urlParams.days))
+      .handle("clearAiSettings", ({ params }) => admin.clearAiSettings(params.workspaceId))
+      .handle("getAiUsage", ({ params, query }) => admin.getAiUsage(params.workspaceId, query.days))
   }))

@@ -1,6 +1,6 @@
 /**
  * The reply service behind `generate_reply`: one interface, two kinds of provider. The embedded
- * knowledge-base responder (`Embedded.ts`, the offline default) and language models through @effect/ai
+ * knowledge-base responder (`Embedded.ts`, the offline default) and language models through effect/ai
  * (`ModelReplies.ts`: OpenAI, OpenAI-compatible servers, Anthropic), chosen per request by the
  * `ReplyModel` the caller resolved (`ModelSettingsFor`).
  */
@@ -76,7 +76,7 @@ export interface TextRequest {
   readonly history: ReadonlyArray<HistoryMessage>
 }
 
-export class AiReplies extends Context.Tag("Parley/AiReplies")<
+export class AiReplies extends Context.Service<
   AiReplies,
   {
     readonly reply: (request: ReplyRequest) => Effect.Effect<Reply, AiUnavailable>
@@ -85,6 +85,6 @@ export class AiReplies extends Context.Tag("Parley/AiReplies")<
     /** A summary for the human agent (`conversationSummary`). */
     readonly summary: (request: TextRequest) => Effect.Effect<Generated, AiUnavailable>
   }
->() {}
+>()("Parley/AiReplies") {}
 
 export const noUsage: Usage = { inputTokens: 0, outputTokens: 0 }

@@ -5,6 +5,7 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import { ConversationsRepo } from "../Conversations/Repo.js"
 import { AiReplies } from "./AiReplies.js"
@@ -12,6 +13,16 @@ import { makeEmbedded } from "./Embedded.js"
 import { Knowledge } from "./Knowledge.js"
 import { Agent } from "./Llm/Agent.js"
 import { makeModelReplies } from "./ModelReplies.js"
+
+/** The shared client; its spans are named `http.client POST`, as the server's are `http.server POST`. */
+const ModelHttpClient = Layer.effect(
+  HttpClient.HttpClient,
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    return HttpClient.transform(client, (response) =>
+      Effect.provideService(response, HttpClient.SpanNameGenerator, (request) => `http.client ${request.method}`))
+  })
+).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 export const AiRepliesLive = Layer.effect(
   AiReplies,
@@ -28,6 +39,6 @@ export const AiRepliesLive = Layer.effect(
     })
   })
 ).pipe(
-  Layer.provide([Knowledge.Default, ConversationsRepo.Default, Agent.Default]),
-  Layer.provide(NodeHttpClient.layerUndici)
+  Layer.provide([Knowledge.layer, ConversationsRepo.layer, Agent.layer]),
+  Layer.provide(ModelHttpClient)
 )

@@ -1,6 +1,6 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { WorkspaceAuth } from "../Auth/Api.js"
 import { NotFoundBody } from "../Domain/Errors.js"
@@ -13,10 +13,11 @@ const ConversationPath = Schema.Struct({ integration_id: IntegrationId, conversa
 /** How each AI reply was produced: for integrators' audits and cost tracking. */
 export class RepliesApi extends HttpApiGroup.make("replies")
   .add(
-    HttpApiEndpoint.get("list", "/v1/integration/:integration_id/conversations/:conversation_id/replies")
-      .setPath(ConversationPath)
-      .addSuccess(Schema.Array(ReplyRecordJson))
-      .addError(NotFoundBody)
+    HttpApiEndpoint.get("list", "/v1/integration/:integration_id/conversations/:conversation_id/replies", {
+      params: ConversationPath,
+      success: Schema.Array(ReplyRecordJson).annotate({ description: "One record per answered customer message, oldest first" }),
+      error: NotFoundBody
+    })
       .annotate(OpenApi.Summary, "What answered each customer message of a conversation, and what produced it")
       .annotate(
         OpenApi.Description,
@@ -27,4 +28,5 @@ export class RepliesApi extends HttpApiGroup.make("replies")
       )
   )
   .middleware(WorkspaceAuth)
+  .annotate(OpenApi.Description, "How each AI reply was produced: action, model, tokens, latency, passages used.")
 {}

@@ -71,7 +71,7 @@ export const chunk = (body: string): Array<Passage> => {
     const headingMatch = /^#{1,6}\s+(.+)$/m.exec(trimmed)
     if (headingMatch && headingMatch.index === 0) {
       flush()
-      heading = headingMatch[1]!.trim()
+      heading = (headingMatch[1] ?? "").trim()
       const rest = trimmed.slice(headingMatch[0].length).trim()
       if (rest !== "") current.push(rest)
       continue
@@ -106,13 +106,14 @@ export interface Index {
 }
 
 export const buildIndex = (documents: ReadonlyArray<Document>, k1 = 1.2, b = 0.75): Index => {
-  const frequencies = documents.map((doc) => {
+  // Each document with its term frequencies.
+  const indexed = documents.map((doc) => {
     const tf = new Map<string, number>()
     for (const term of doc.terms) tf.set(term, (tf.get(term) ?? 0) + 1)
-    return tf
+    return { doc, tf }
   })
   const documentFrequency = new Map<string, number>()
-  for (const tf of frequencies) for (const term of tf.keys()) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
+  for (const { tf } of indexed) for (const term of tf.keys()) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1)
   const n = documents.length
   const averageLength = n === 0 ? 0 : documents.reduce((sum, doc) => sum + doc.terms.length, 0) / n
   const idf = (term: string) => {
@@ -126,8 +127,7 @@ export const buildIndex = (documents: ReadonlyArray<Document>, k1 = 1.2, b = 0.7
       if (terms.length === 0 || n === 0) return []
       const scored: Array<Scored> = []
       const ideal = terms.reduce((sum, term) => sum + idf(term), 0)
-      documents.forEach((doc, i) => {
-        const tf = frequencies[i]!
+      indexed.forEach(({ doc, tf }) => {
         let score = 0
         let matched = 0
         for (const term of terms) {

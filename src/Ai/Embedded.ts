@@ -95,7 +95,7 @@ export const makeEmbedded = Effect.gen(function*() {
         "ai.kb.best_relevance": best?.relevance ?? 0,
         "ai.kb.best_coverage": best?.coverage ?? 0
       })
-      yield* Metric.increment(aiRequestsOf("embedded", "success"))
+      yield* Metric.update(aiRequestsOf("embedded", "success"), 1)
       const base = { provider: "embedded", model: null, usage: noUsage, turns: 0 } as const
       if (best === undefined || best.relevance < config.minRelevance || best.coverage < config.minCoverage) {
         // Honest either way: hand over when the integration allows it, otherwise say so.
@@ -143,4 +143,4 @@ export const EmbeddedRepliesLive = Layer.effect(
       title: (request) => embedded.title(request.history),
       summary: (request) => embedded.summary(request.history)
     }))
-).pipe(Layer.provide(Knowledge.Default))
+).pipe(Layer.provide(Knowledge.layer))

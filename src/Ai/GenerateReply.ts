@@ -10,10 +10,12 @@
  * The outcome's key makes a second run of the same trigger (a retry, a worker that died mid-call, two
  * runs at once after a lost lease) store nothing and send nothing: one reply per trigger.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -83,16 +85,8 @@ const addUsage = (a: Usage, b: Usage): Usage => ({
   outputTokens: a.outputTokens + b.outputTokens
 })
 
-export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
-  dependencies: [
-    ConversationsRepo.Default,
-    IntegrationsRepo.Default,
-    Events.Default,
-    ReplyRepo.Default,
-    Workspaces.Default,
-    WorkspaceAiSettings.Default
-  ],
-  effect: Effect.gen(function*() {
+export class Replies extends Context.Service<Replies>()("Parley/Replies", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const conversations = yield* ConversationsRepo
     const integrations = yield* IntegrationsRepo
@@ -106,8 +100,8 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
 
     const countUsage = (provider: string, usage: Usage) =>
       Effect.all([
-        Metric.incrementBy(aiTokensOf(provider, "input"), usage.inputTokens),
-        Metric.incrementBy(aiTokensOf(provider, "output"), usage.outputTokens)
+        Metric.update(aiTokensOf(provider, "input"), usage.inputTokens),
+        Metric.update(aiTokensOf(provider, "output"), usage.outputTokens)
       ], { discard: true })
 
     /** The tone of this reply: `firstResponseToneId` for the first one (else `toneId`), `toneId` later. */
@@ -150,7 +144,7 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
     const optional = (what: string, generated: Effect.Effect<Generated, AiUnavailable>) =>
       generated.pipe(
         Effect.map(Option.some),
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.as(
             Effect.logWarning(`No conversation ${what}: the model is unavailable`).pipe(
               Effect.annotateLogs({ reason: error.message })
@@ -169,7 +163,7 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
           integration,
           conversation: current.value,
           kind: "typing",
-          data: yield* Schema.encode(TypingData)({ messageId: trigger })
+          data: yield* Schema.encodeEffect(TypingData)({ messageId: trigger })
         })
         return true
       }).pipe(sql.withTransaction)
@@ -214,8 +208,8 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
           summary: Option.getOrNull(Option.map(input.summary, (s) => s.text))
         })
         if (Option.isNone(recorded)) return Outcome.Done()
-        const emit = <A, I>(kind: EventKind, schema: Schema.Schema<A, I>, data: A) =>
-          Effect.flatMap(Schema.encode(schema)(data), (encoded) =>
+        const emit = <A, I>(kind: EventKind, schema: Schema.Codec<A, I>, data: A) =>
+          Effect.flatMap(Schema.encodeEffect(schema)(data), (encoded) =>
             events.emit({
               integration,
               conversation: current,
@@ -324,7 +318,7 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
         tone: yield* toneOf(integration.value, firstExchange)
       }).pipe(
         Effect.map((reply) => ({ reply, error: null })),
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.as(
             Effect.logWarning("The AI model is unavailable; the reply falls back").pipe(
               Effect.annotateLogs({ reason: error.message, escalation: features.escalation })
@@ -388,4 +382,16 @@ export class Replies extends Effect.Service<Replies>()("Parley/Replies", {
 
     return { generate } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(
+    Layer.provide([
+      ConversationsRepo.layer,
+      IntegrationsRepo.layer,
+      Events.layer,
+      ReplyRepo.layer,
+      Workspaces.layer,
+      WorkspaceAiSettings.layer
+    ])
+  )
+}

@@ -1,5 +1,5 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api } from "../Api.js"
 import { CurrentWorkspace } from "../Auth/Api.js"
 import { Integrations } from "../Integrations/Integrations.js"
@@ -9,10 +9,10 @@ export const RepliesHttpLive = HttpApiBuilder.group(Api, "replies", (handlers) =
   Effect.gen(function*() {
     const integrations = yield* Integrations
     const history = yield* ReplyHistory
-    return handlers.handle("list", ({ path }) =>
+    return handlers.handle("list", ({ params }) =>
       Effect.gen(function*() {
         const { workspaceId } = yield* CurrentWorkspace
-        const integration = yield* integrations.find(workspaceId, path.integration_id)
-        return yield* history.list(integration, path.conversation_id)
+        const integration = yield* integrations.find(workspaceId, params.integration_id)
+        return yield* history.list(integration, params.conversation_id)
       }))
   }))

@@ -1,6 +1,8 @@
 /** A workspace's knowledge base: articles, their passages, and BM25 search over them. */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type { WorkspaceId } from "../Domain/Ids.js"
 import type { Article } from "../Domain/Knowledge.js"
 import { orDieSql } from "../Sql.js"
@@ -18,9 +20,8 @@ export interface Hit {
   readonly coverage: number
 }
 
-export class Knowledge extends Effect.Service<Knowledge>()("Parley/Knowledge", {
-  dependencies: [KnowledgeRepo.Default],
-  effect: Effect.gen(function*() {
+export class Knowledge extends Context.Service<Knowledge>()("Parley/Knowledge", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* KnowledgeRepo
     // Indexes are rebuilt only when the workspace's passages changed (cheap version query first).
@@ -89,4 +90,7 @@ export class Knowledge extends Effect.Service<Knowledge>()("Parley/Knowledge", {
 
     return { addArticle, listArticles, search } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide(KnowledgeRepo.layer))
+}

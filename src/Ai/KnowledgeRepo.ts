@@ -1,13 +1,18 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Arr from "effect/Array"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { ArticleId, WorkspaceId } from "../Domain/Ids.js"
 import { Article } from "../Domain/Knowledge.js"
+import { DbNumber } from "../Domain/Primitives.js"
 
 /** A passage of an article, with the article's title and link: what retrieval returns. */
 export const ChunkRow = Schema.Struct({
-  id: Schema.NumberFromString,
+  // bigserial, selected as text; `DbNumber` reads either form.
+  id: DbNumber,
   articleId: ArticleId,
   title: Schema.String,
   url: Schema.NullOr(Schema.String),
@@ -16,11 +21,11 @@ export const ChunkRow = Schema.Struct({
 })
 export type ChunkRow = typeof ChunkRow.Type
 
-export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Parley/KnowledgeRepo", {
-  effect: Effect.gen(function*() {
+export class KnowledgeRepo extends Context.Service<KnowledgeRepo>()("Parley/KnowledgeRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insertArticle = SqlSchema.single({
+    const insertArticle = SqlSchema.findOne({
       Request: Article.insert,
       Result: Article,
       execute: (row) => sql`INSERT INTO kb_articles ${sql.insert(row)} RETURNING *`
@@ -36,7 +41,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Parley/Knowl
           readonly text: string
         }
       >
-    ) => rows.length === 0 ? Effect.void : sql`INSERT INTO kb_chunks ${sql.insert(rows)}`.pipe(Effect.asVoid)
+    ) => Arr.isReadonlyArrayNonEmpty(rows) ? sql`INSERT INTO kb_chunks ${sql.insert(rows)}`.pipe(Effect.asVoid) : Effect.void
 
     const listArticles = SqlSchema.findAll({
       Request: WorkspaceId,
@@ -62,4 +67,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("Parley/Knowl
 
     return { insertArticle, insertChunks, listArticles, chunks, version } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

@@ -1,5 +1,7 @@
 /** What answered each customer message of a conversation, and what produced it (`reply_metadata`). */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { ConversationsRepo } from "../Conversations/Repo.js"
 import { NotFound } from "../Domain/Errors.js"
@@ -9,9 +11,8 @@ import { ReplyRepo } from "./ReplyRepo.js"
 
 const conversationNotFound = new NotFound({ detail: "Conversation not found" })
 
-export class ReplyHistory extends Effect.Service<ReplyHistory>()("Parley/ReplyHistory", {
-  dependencies: [ConversationsRepo.Default, ReplyRepo.Default],
-  effect: Effect.gen(function*() {
+export class ReplyHistory extends Context.Service<ReplyHistory>()("Parley/ReplyHistory", {
+  make: Effect.gen(function*() {
     const conversations = yield* ConversationsRepo
     const records = yield* ReplyRepo
 
@@ -28,4 +29,7 @@ export class ReplyHistory extends Effect.Service<ReplyHistory>()("Parley/ReplyHi
 
     return { list } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([ConversationsRepo.layer, ReplyRepo.layer]))
+}

@@ -1,15 +1,17 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { ConversationId, MessageId } from "../Domain/Ids.js"
 import { ReplyRecord } from "../Domain/Reply.js"
 
-export class ReplyRepo extends Effect.Service<ReplyRepo>()("Parley/ReplyRepo", {
-  effect: Effect.gen(function*() {
+export class ReplyRepo extends Context.Service<ReplyRepo>()("Parley/ReplyRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /** Stores the trigger's outcome; none when it already has one (another run of the same trigger). */
-    const insert = SqlSchema.findOne({
+    const insert = SqlSchema.findOneOption({
       Request: ReplyRecord.insert,
       Result: ReplyRecord,
       execute: (row) =>
@@ -28,7 +30,7 @@ export class ReplyRepo extends Effect.Service<ReplyRepo>()("Parley/ReplyRepo", {
       execute: (id) => sql`SELECT * FROM reply_metadata WHERE conversation_id = ${id} ORDER BY created_at, trigger_message_id`
     })
 
-    const findByTrigger = SqlSchema.findOne({
+    const findByTrigger = SqlSchema.findOneOption({
       Request: MessageId,
       Result: ReplyRecord,
       execute: (id) => sql`SELECT * FROM reply_metadata WHERE trigger_message_id = ${id}`
@@ -36,4 +38,7 @@ export class ReplyRepo extends Effect.Service<ReplyRepo>()("Parley/ReplyRepo", {
 
     return { insert, setMessage, exists, listByConversation, findByTrigger } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

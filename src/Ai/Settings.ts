@@ -4,9 +4,11 @@
  * model, base URL and key together — so a key only ever goes to the base URL it was stored with, and
  * one workspace's key is never used for another (`resolve` reads only the asked workspace's row).
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { Crypto, isSealed } from "../Auth/Crypto.js"
@@ -62,9 +64,8 @@ export const globalView = (workspaceId: WorkspaceId, global: Option.Option<Model
     }
   })
 
-export class WorkspaceAiSettings extends Effect.Service<WorkspaceAiSettings>()("Parley/WorkspaceAiSettings", {
-  dependencies: [AiSettingsRepo.Default, Workspaces.Default, Crypto.Default],
-  effect: Effect.gen(function*() {
+export class WorkspaceAiSettings extends Context.Service<WorkspaceAiSettings>()("Parley/WorkspaceAiSettings", {
+  make: Effect.gen(function*() {
     const repo = yield* AiSettingsRepo
     const workspaces = yield* Workspaces
     const crypto = yield* Crypto
@@ -194,7 +195,7 @@ export class WorkspaceAiSettings extends Effect.Service<WorkspaceAiSettings>()("
         yield* Effect.annotateCurrentSpan("ai.settings.source", "workspace")
         const settings = row.value
         if (settings.provider === "embedded") return Option.none<ModelSettings>()
-        if (settings.model === null) return yield* Effect.dieMessage(`AI settings of ${workspaceId} have no model`)
+        if (settings.model === null) return yield* Effect.die(new Error(`AI settings of ${workspaceId} have no model`))
         const apiKey = settings.apiKey === null ? "" : yield* crypto.open(settings.apiKey, KEY_LABEL)
         return Option.some<ModelSettings>({
           provider: settings.provider,
@@ -259,4 +260,9 @@ export class WorkspaceAiSettings extends Effect.Service<WorkspaceAiSettings>()("
       usage
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(
+    Layer.provide([AiSettingsRepo.layer, Workspaces.layer, Crypto.layer])
+  )
+}

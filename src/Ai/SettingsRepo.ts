@@ -1,38 +1,41 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { AiProviderName, AiSettings } from "../Domain/AiSettings.js"
 import { WorkspaceId } from "../Domain/Ids.js"
+import { DbNumber } from "../Domain/Primitives.js"
 
-/** A row of `ai_usage` (PostgreSQL sends bigint as text). */
+/** A row of `ai_usage` (its counts are bigint columns: a JS `bigint` from the driver, see `DbNumber`). */
 const UsageRow = Schema.Struct({
   day: Schema.String,
   provider: AiProviderName,
   model: Schema.String,
-  inputTokens: Schema.NumberFromString,
-  outputTokens: Schema.NumberFromString,
-  requests: Schema.NumberFromString
+  inputTokens: DbNumber,
+  outputTokens: DbNumber,
+  requests: DbNumber
 })
 
-export class AiSettingsRepo extends Effect.Service<AiSettingsRepo>()("Parley/AiSettingsRepo", {
-  effect: Effect.gen(function*() {
+export class AiSettingsRepo extends Context.Service<AiSettingsRepo>()("Parley/AiSettingsRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const find = SqlSchema.findOne({
+    const find = SqlSchema.findOneOption({
       Request: WorkspaceId,
       Result: AiSettings,
       execute: (workspaceId) => sql`SELECT * FROM workspace_ai_settings WHERE workspace_id = ${workspaceId}`
     })
 
     /** The row under lock, for a read-modify-write (run it in a transaction). */
-    const lock = SqlSchema.findOne({
+    const lock = SqlSchema.findOneOption({
       Request: WorkspaceId,
       Result: AiSettings,
       execute: (workspaceId) => sql`SELECT * FROM workspace_ai_settings WHERE workspace_id = ${workspaceId} FOR UPDATE`
     })
 
-    const upsert = SqlSchema.single({
+    const upsert = SqlSchema.findOne({
       Request: AiSettings.insert,
       Result: AiSettings,
       execute: (row) =>
@@ -47,7 +50,7 @@ export class AiSettingsRepo extends Effect.Service<AiSettingsRepo>()("Parley/AiS
             RETURNING *`
     })
 
-    const remove = SqlSchema.findOne({
+    const remove = SqlSchema.findOneOption({
       Request: WorkspaceId,
       Result: Schema.Struct({ workspaceId: WorkspaceId }),
       execute: (workspaceId) =>
@@ -85,4 +88,7 @@ export class AiSettingsRepo extends Effect.Service<AiSettingsRepo>()("Parley/AiS
 
     return { find, lock, upsert, remove, addUsage, usage } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

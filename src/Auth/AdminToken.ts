@@ -13,7 +13,7 @@ import * as path from "node:path"
 import * as AppConfig from "../Config.js"
 import { generateToken } from "./Crypto.js"
 
-export class AdminToken extends Context.Tag("Parley/AdminToken")<AdminToken, Redacted.Redacted<string>>() {}
+export class AdminToken extends Context.Service<AdminToken, Redacted.Redacted<string>>()("Parley/AdminToken") {}
 
 const readOrCreate = (file: string) =>
   Effect.try(() => {

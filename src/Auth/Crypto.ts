@@ -6,7 +6,9 @@
  * rotation, `PARLEY_ENCRYPTION_KEY_PREVIOUS` still opens what the old key sealed (GCM's tag tells the
  * keys apart), until `parley secrets reencrypt` has re-sealed everything with the new one.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as crypto from "node:crypto"
 import * as AppConfig from "../Config.js"
@@ -51,12 +53,12 @@ const openWith = (key: Buffer, stored: string): string | undefined => {
 /** What a stored secret is, for `reencrypt`: plain text, sealed by the current key, by the previous one, or by neither. */
 export type SealState = "plain" | "current" | "previous" | "unreadable"
 
-export class Crypto extends Effect.Service<Crypto>()("Parley/Crypto", {
-  effect: Effect.gen(function*() {
+export class Crypto extends Context.Service<Crypto>()("Parley/Crypto", {
+  make: Effect.gen(function*() {
     const key = Option.getOrUndefined(yield* AppConfig.EncryptionKey)
     const previous = Option.getOrUndefined(yield* AppConfig.EncryptionKeyPrevious)
     if (previous !== undefined && key === undefined) {
-      return yield* Effect.dieMessage("PARLEY_ENCRYPTION_KEY_PREVIOUS is set but PARLEY_ENCRYPTION_KEY is not")
+      return yield* Effect.die("PARLEY_ENCRYPTION_KEY_PREVIOUS is set but PARLEY_ENCRYPTION_KEY is not")
     }
 
     /** The value to store: sealed when a key is configured, as is otherwise. */
@@ -82,13 +84,16 @@ export class Crypto extends Effect.Service<Crypto>()("Parley/Crypto", {
      */
     const open = (stored: string, what = "A secret"): Effect.Effect<string> => {
       if (!isSealed(stored)) return Effect.succeed(stored)
-      if (key === undefined) return Effect.dieMessage(`${what} is encrypted but PARLEY_ENCRYPTION_KEY is not set`)
+      if (key === undefined) return Effect.die(`${what} is encrypted but PARLEY_ENCRYPTION_KEY is not set`)
       const plaintext = openWith(key, stored) ?? (previous !== undefined ? openWith(previous, stored) : undefined)
-      return plaintext !== undefined ? Effect.succeed(plaintext) : Effect.dieMessage(
+      return plaintext !== undefined ? Effect.succeed(plaintext) : Effect.die(
         `${what} could not be decrypted: was it sealed with PARLEY_ENCRYPTION_KEY (or PARLEY_ENCRYPTION_KEY_PREVIOUS)?`
       )
     }
 
     return { seal, open, reseal, encrypting: key !== undefined } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

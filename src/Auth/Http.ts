@@ -1,12 +1,13 @@
 /** The authentication middleware: API tokens for /v1, the admin token for /admin/v1. */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { Unauthorized } from "../Domain/Errors.js"
+import { type RateLimited, Unauthorized } from "../Domain/Errors.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
-import { AdminAuth, HelpdeskAuth, WorkspaceAuth } from "./Api.js"
+import { AdminAuth, CurrentWorkspace, HelpdeskAuth, WorkspaceAuth } from "./Api.js"
 import { AdminToken } from "./AdminToken.js"
 import { constantTimeEqual } from "./Crypto.js"
 import { RateLimiter } from "./RateLimiter.js"
@@ -15,13 +16,22 @@ const missing = new Unauthorized({ detail: "Not authenticated: send Authorizatio
 const invalidToken = new Unauthorized({ detail: "Invalid or revoked token" })
 
 /**
- * The bearer token of the Authorization header. `HttpApiSecurity.bearer` neither checks the scheme
- * word nor rejects an empty token, so the header is read here.
+ * The bearer token of the Authorization header. `HttpApiSecurity.bearer`'s credential is the header
+ * after the scheme word, however it ends (trailing blanks, a second word), so the header is read here.
  */
 const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(request.headers["authorization"] ?? "")
-  return Option.fromNullable(match?.[1])
+  return Option.fromNullishOr(match?.[1])
 })
+
+type Caller = CurrentWorkspace["Service"]
+
+/** The handler, run with its authenticated caller as `CurrentWorkspace`. */
+const runAs = <R>(
+  caller: Effect.Effect<Caller, Unauthorized | RateLimited, R>
+) =>
+<E2, R2>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E2, R2>) =>
+  Effect.flatMap(caller, (workspace) => Effect.provideService(httpEffect, CurrentWorkspace, workspace))
 
 const makeWorkspaceAuth = Effect.gen(function*() {
   const workspaces = yield* Workspaces
@@ -43,18 +53,18 @@ const makeWorkspaceAuth = Effect.gen(function*() {
 
 export const WorkspaceAuthLive = Layer.effect(
   WorkspaceAuth,
-  Effect.map(makeWorkspaceAuth, ({ fromHeader }) => WorkspaceAuth.of({ bearer: () => fromHeader }))
+  Effect.map(makeWorkspaceAuth, ({ fromHeader }) => WorkspaceAuth.of({ bearer: runAs(fromHeader) }))
 )
 
 export const HelpdeskAuthLive = Layer.effect(
   HelpdeskAuth,
   Effect.map(makeWorkspaceAuth, ({ authenticate, fromHeader }) =>
     HelpdeskAuth.of({
-      bearer: () => fromHeader,
+      bearer: runAs(fromHeader),
       // Tried when the header is absent or rejected: a token in the query string (RFC 6750 §2.3).
-      accessToken: (token) => {
-        const value = Redacted.value(token)
-        return value === "" ? fromHeader : authenticate(value)
+      accessToken: (httpEffect, { credential }) => {
+        const value = Redacted.value(credential)
+        return runAs(value === "" ? fromHeader : authenticate(value))(httpEffect)
       }
     }))
 )
@@ -64,17 +74,13 @@ export const AdminAuthLive = Layer.effect(
   Effect.gen(function*() {
     const adminToken = yield* AdminToken
     return AdminAuth.of({
-      adminBearer: () =>
-        Effect.flatMap(
-          bearerToken,
-          Option.match({
-            onNone: () => Effect.fail(new Unauthorized({ detail: "Not authenticated: send the admin token" })),
-            onSome: (token) =>
-              constantTimeEqual(token, Redacted.value(adminToken))
-                ? Effect.void
-                : Effect.fail(new Unauthorized({ detail: "Invalid admin token" }))
-          })
-        )
+      adminBearer: (httpEffect) =>
+        Effect.flatMap(bearerToken, (token): Effect.Effect<void, Unauthorized> =>
+          Option.isNone(token)
+            ? Effect.fail(new Unauthorized({ detail: "Not authenticated: send the admin token" }))
+            : constantTimeEqual(token.value, Redacted.value(adminToken))
+            ? Effect.void
+            : Effect.fail(new Unauthorized({ detail: "Invalid admin token" }))).pipe(Effect.andThen(httpEffect))
     })
   })
 )

@@ -4,7 +4,9 @@
  * the limit, which is documented rather than paid for with a database round trip on every request.
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as AppConfig from "../Config.js"
 import { RateLimited } from "../Domain/Errors.js"
 
@@ -13,8 +15,8 @@ interface Bucket {
   updatedAt: number
 }
 
-export class RateLimiter extends Effect.Service<RateLimiter>()("Parley/RateLimiter", {
-  effect: Effect.gen(function*() {
+export class RateLimiter extends Context.Service<RateLimiter>()("Parley/RateLimiter", {
+  make: Effect.gen(function*() {
     const perMinute = yield* AppConfig.RateLimit
     const buckets = new Map<string, Bucket>()
     const refillPerMilli = perMinute / 60_000
@@ -37,4 +39,6 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("Parley/RateLimit
 
     return { take } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -6,8 +6,10 @@
  * second run changes nothing. One row per transaction, under its row lock: running instances may go
  * on writing meanwhile.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { mapSecrets } from "../Domain/Integration.js"
@@ -37,9 +39,8 @@ export interface ReencryptCounts {
   readonly unreadable: number
 }
 
-export class Secrets extends Effect.Service<Secrets>()("Parley/Secrets", {
-  dependencies: [Crypto.Default, WorkspacesRepo.Default, IntegrationsRepo.Default],
-  effect: Effect.gen(function*() {
+export class Secrets extends Context.Service<Secrets>()("Parley/Secrets", {
+  make: Effect.gen(function*() {
     const crypto = yield* Crypto
     const workspaces = yield* WorkspacesRepo
     const integrations = yield* IntegrationsRepo
@@ -118,4 +119,7 @@ export class Secrets extends Effect.Service<Secrets>()("Parley/Secrets", {
 
     return { reencrypt } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([Crypto.layer, WorkspacesRepo.layer, IntegrationsRepo.layer]))
+}

@@ -1,6 +1,6 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import { WorkspaceAuth } from "../Auth/Api.js"
 import { CsatResponseReceived } from "../Csat/Api.js"
 import { InboundMessage, MessageReceived } from "../Domain/Conversation.js"
@@ -10,11 +10,12 @@ import { IntegrationPath } from "../Integrations/Api.js"
 /** Endpoints 4 and 5: what the integrator's support system posts. */
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .add(
-    HttpApiEndpoint.post("messageReceived", "/v1/webhooks/:integration_id/message-received")
-      .setPath(IntegrationPath)
-      .setPayload(InboundMessage)
-      .addSuccess(MessageReceived)
-      .addError(NotFoundBody)
+    HttpApiEndpoint.post("messageReceived", "/v1/webhooks/:integration_id/message-received", {
+      params: IntegrationPath,
+      payload: InboundMessage,
+      success: MessageReceived,
+      error: NotFoundBody
+    })
       .annotate(OpenApi.Summary, "Message received")
       .annotate(
         OpenApi.Description,
@@ -24,4 +25,5 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
   )
   .add(CsatResponseReceived)
   .middleware(WorkspaceAuth)
+  .annotate(OpenApi.Description, "What the integrator's support system posts to Parley: customer messages and CSAT answers.")
 {}

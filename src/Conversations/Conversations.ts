@@ -2,10 +2,12 @@
  * Threading messages into conversations (docs/api.md): idempotent on the integrator's message id,
  * customer resolution, status rules, and the reply job enqueued in the same transaction.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Data from "effect/Data"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { GenerateReply } from "../Ai/Jobs.js"
 import * as AppConfig from "../Config.js"
@@ -67,9 +69,8 @@ const nextStatus = (
   return Option.none()
 }
 
-export class Conversations extends Effect.Service<Conversations>()("Parley/Conversations", {
-  dependencies: [ConversationsRepo.Default, Customers.Default, JobQueue.Default],
-  effect: Effect.gen(function*() {
+export class Conversations extends Context.Service<Conversations>()("Parley/Conversations", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ConversationsRepo
     const customers = yield* Customers
@@ -88,7 +89,7 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
     /** The stored message and its conversation, for a message id seen before. */
     const again = (message: Message) =>
       repo.findById(message.conversationId).pipe(
-        Effect.flatten,
+        Effect.flatMap(Effect.fromOption),
         Effect.flatMap((conversation) => received(message, conversation))
       )
 
@@ -151,7 +152,7 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
         if (Option.isNone(inserted)) return yield* new AlreadyStored()
         const message = inserted.value
 
-        const requested = Option.fromNullable(incoming.statusChange).pipe(
+        const requested = Option.fromNullishOr(incoming.statusChange).pipe(
           Option.filter((change) => change.from === undefined || change.from === conversation.status)
         )
         for (const change of [nextStatus(conversation.status, incoming), requested]) {
@@ -180,7 +181,7 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
       })
       return yield* store(integration, incoming).pipe(
         Effect.catchTags({
-          AlreadyStored: () => Effect.flatMap(Effect.flatten(stored(integration, incoming)), again),
+          AlreadyStored: () => stored(integration, incoming).pipe(Effect.flatMap(Effect.fromOption), Effect.flatMap(again)),
           // A retry is answered with what was stored even where its customer would no longer resolve.
           InvalidInput: (invalid) =>
             Effect.gen(function*() {
@@ -193,4 +194,7 @@ export class Conversations extends Effect.Service<Conversations>()("Parley/Conve
 
     return { ingest } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([ConversationsRepo.layer, Customers.layer, JobQueue.layer]))
+}

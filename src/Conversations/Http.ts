@@ -1,5 +1,5 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Option from "effect/Option"
 import { Api } from "../Api.js"
 import { CurrentWorkspace } from "../Auth/Api.js"
@@ -18,9 +18,9 @@ const toIncoming = (message: InboundMessage, defaultChannel: string): Incoming =
     type: "default",
     text: message.text,
     attachments: message.attachments,
-    sentAt: Option.fromNullable(message.sentAt),
+    sentAt: Option.fromNullishOr(message.sentAt),
     syncOnly: message.syncOnly,
-    requestContext: Option.fromNullable(message.requestContext),
+    requestContext: Option.fromNullishOr(message.requestContext),
     agentInfo: null,
     channel: typeof channel === "string" && channel !== "" ? channel : defaultChannel
   }
@@ -38,10 +38,10 @@ export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers)
     const conversations = yield* Conversations
     const csat = yield* makeCsatHandler
     return handlers
-      .handle("messageReceived", ({ path, payload }) =>
+      .handle("messageReceived", ({ params, payload }) =>
         Effect.gen(function*() {
           const { workspaceId } = yield* CurrentWorkspace
-          const integration = yield* integrations.find(workspaceId, path.integration_id)
+          const integration = yield* integrations.find(workspaceId, params.integration_id)
           yield* Effect.annotateCurrentSpan({ "integration.id": integration.integrationId })
           const received = yield* conversations.ingest(integration, toIncoming(payload, integration.integration))
           return messageReceived(received)

@@ -1,7 +1,9 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 import * as DateTime from "effect/DateTime"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { Conversation, type ConversationStatus, Message } from "../Domain/Conversation.js"
 import { ConversationId, type CustomerId, IntegrationId, type MessageId, WorkspaceId } from "../Domain/Ids.js"
@@ -15,8 +17,8 @@ const PastConversationRow = Schema.Struct({
 
 const PastMessageRow = Schema.Struct({ conversationId: ConversationId, role: Schema.String, text: Schema.String })
 
-export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parley/ConversationsRepo", {
-  effect: Effect.gen(function*() {
+export class ConversationsRepo extends Context.Service<ConversationsRepo>()("Parley/ConversationsRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /**
@@ -25,7 +27,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
      * statement's snapshot) in a mode that conflicts with every other locker's `FOR UPDATE`, and returns
      * it; a new row is locked by being uncommitted. (Was an insert, then a `SELECT … FOR UPDATE`.)
      */
-    const findOrCreate = SqlSchema.single({
+    const findOrCreate = SqlSchema.findOne({
       Request: Conversation.insert,
       Result: Conversation,
       execute: (row) =>
@@ -34,21 +36,21 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
             RETURNING *`
     })
 
-    const findById = SqlSchema.findOne({
+    const findById = SqlSchema.findOneOption({
       Request: ConversationId,
       Result: Conversation,
       execute: (id) => sql`SELECT * FROM conversations WHERE id = ${id}`
     })
 
     /** The conversation, locked for the rest of the transaction. */
-    const lock = SqlSchema.findOne({
+    const lock = SqlSchema.findOneOption({
       Request: ConversationId,
       Result: Conversation,
       execute: (id) => sql`SELECT * FROM conversations WHERE id = ${id} FOR UPDATE`
     })
 
     /** By the integrator's id, or by Parley's UUID, within one integration of one workspace. */
-    const findByAnyId = SqlSchema.findOne({
+    const findByAnyId = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: WorkspaceId, integrationId: IntegrationId, id: Schema.String }),
       Result: Conversation,
       execute: ({ id, integrationId, workspaceId }) =>
@@ -66,13 +68,13 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
       messageId: MessageId | null
     ) =>
       sql`UPDATE conversations SET status = ${to}, updated_at = now() WHERE id = ${conversation.id}`.pipe(
-        Effect.zipRight(sql`INSERT INTO conversation_status_changes
+        Effect.andThen(sql`INSERT INTO conversation_status_changes
             (conversation_id, from_status, to_status, cause, message_id)
             VALUES (${conversation.id}, ${conversation.status}, ${to}, ${cause}, ${messageId})`),
         Effect.as(Conversation.make({ ...conversation, status: to }))
       )
 
-    const findMessageByExternalId = SqlSchema.findOne({
+    const findMessageByExternalId = SqlSchema.findOneOption({
       Request: Schema.Struct({ integrationId: IntegrationId, externalId: Schema.String }),
       Result: Message,
       execute: ({ externalId, integrationId }) =>
@@ -80,7 +82,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
     })
 
     /** Stores the message; none when the integration already has a message with that external id. */
-    const insertMessage = SqlSchema.findOne({
+    const insertMessage = SqlSchema.findOneOption({
       Request: Message.insert,
       Result: Message,
       execute: (row) =>
@@ -88,7 +90,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
     })
 
     /** Stores an AI reply (its `replyTo` set); none when that message already has one. */
-    const insertReply = SqlSchema.findOne({
+    const insertReply = SqlSchema.findOneOption({
       Request: Message.insert,
       Result: Message,
       execute: (row) =>
@@ -181,4 +183,7 @@ export class ConversationsRepo extends Effect.Service<ConversationsRepo>()("Parl
       listMessages
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

@@ -1,5 +1,5 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as OpenApi from "effect/http-api/OpenApi"
 import { CsatRecordView, CsatResponse } from "../Domain/Csat.js"
 import { NotFoundBody } from "../Domain/Errors.js"
 import { IntegrationPath } from "../Integrations/Api.js"
@@ -7,12 +7,14 @@ import { IntegrationPath } from "../Integrations/Api.js"
 /** Endpoint 5: served in the `webhooks` group (`Conversations/Api.ts`), beside message-received. */
 export const CsatResponseReceived = HttpApiEndpoint.post(
   "csatResponseReceived",
-  "/v1/webhooks/:integration_id/csat-response-received"
+  "/v1/webhooks/:integration_id/csat-response-received",
+  {
+    params: IntegrationPath,
+    payload: CsatResponse,
+    success: CsatRecordView,
+    error: NotFoundBody
+  }
 )
-  .setPath(IntegrationPath)
-  .setPayload(CsatResponse)
-  .addSuccess(CsatRecordView)
-  .addError(NotFoundBody)
   .annotate(OpenApi.Summary, "CSAT response received")
   .annotate(
     OpenApi.Description,

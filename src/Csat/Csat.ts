@@ -1,6 +1,8 @@
 /** CSAT answers synced from the integrator's system (docs/api.md). */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { ConversationsRepo } from "../Conversations/Repo.js"
 import type { CsatRecordView, CsatResponse } from "../Domain/Csat.js"
@@ -12,9 +14,8 @@ import { describeScale, read } from "./Scale.js"
 
 const conversationNotFound = new NotFound({ detail: "Conversation not found" })
 
-export class Csat extends Effect.Service<Csat>()("Parley/Csat", {
-  dependencies: [CsatRepo.Default, ConversationsRepo.Default],
-  effect: Effect.gen(function*() {
+export class Csat extends Context.Service<Csat>()("Parley/Csat", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* CsatRepo
     const conversations = yield* ConversationsRepo
@@ -46,4 +47,7 @@ export class Csat extends Effect.Service<Csat>()("Parley/Csat", {
 
     return { record } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([CsatRepo.layer, ConversationsRepo.layer]))
+}

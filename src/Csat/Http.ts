@@ -9,10 +9,10 @@ import { Csat } from "./Csat.js"
 export const makeCsatHandler = Effect.gen(function*() {
   const integrations = yield* Integrations
   const csat = yield* Csat
-  return ({ path, payload }: { readonly path: { readonly integration_id: IntegrationId }; readonly payload: CsatResponse }) =>
+  return ({ params, payload }: { readonly params: { readonly integration_id: IntegrationId }; readonly payload: CsatResponse }) =>
     Effect.gen(function*() {
       const { workspaceId } = yield* CurrentWorkspace
-      const integration = yield* integrations.find(workspaceId, path.integration_id)
+      const integration = yield* integrations.find(workspaceId, params.integration_id)
       yield* Effect.annotateCurrentSpan({ "integration.id": integration.integrationId })
       return yield* csat.record(integration, payload)
     }).pipe(Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body"))))

@@ -15,7 +15,7 @@ export interface Reading {
 const scores: ReadonlyArray<Score> = [1, 2, 3, 4, 5]
 
 /** `n` as a score, when it is one. */
-const score = (n: number): Option.Option<Score> => Option.fromNullable(scores.find((s) => s === n))
+const score = (n: number): Option.Option<Score> => Option.fromNullishOr(scores.find((s) => s === n))
 
 const reading = (score: Score): Reading => ({ score, rating: score >= 4 ? "good" : "bad" })
 
@@ -53,17 +53,17 @@ export const read = (style: RatingStyle, rawAnswer: string): Option.Option<Readi
   const answer = normalize(rawAnswer)
   switch (style) {
     case 2:
-      return Option.fromNullable(binary[answer]).pipe(
+      return Option.fromNullishOr(binary[answer]).pipe(
         Option.orElse(() => integerIn(answer, 0, 1).pipe(Option.map((n): Score => (n === 1 ? 5 : 1)))),
         Option.map(reading)
       )
     case 3:
-      return Option.fromNullable(faces[answer]).pipe(Option.map(reading))
+      return Option.fromNullishOr(faces[answer]).pipe(Option.map(reading))
     case 5:
       return integerIn(answer, 1, 5).pipe(
         Option.orElse(() => stars(answer)),
         Option.flatMap(score),
-        Option.orElse(() => Option.fromNullable(fivePoint[answer])),
+        Option.orElse(() => Option.fromNullishOr(fivePoint[answer])),
         Option.map(reading)
       )
     case 10:

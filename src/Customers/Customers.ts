@@ -1,5 +1,7 @@
 /** Customers of a workspace (docs/api.md). */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { CustomerFacts } from "../Domain/Customer.js"
@@ -17,9 +19,8 @@ export type CustomerRef =
   /** The integrator's (or the helpdesk's) own id, with what the event tells about the customer. */
   | { readonly _tag: "UserId"; readonly userId: string; readonly facts?: CustomerFacts }
 
-export class Customers extends Effect.Service<Customers>()("Parley/Customers", {
-  dependencies: [CustomersRepo.Default],
-  effect: Effect.gen(function*() {
+export class Customers extends Context.Service<Customers>()("Parley/Customers", {
+  make: Effect.gen(function*() {
     const repo = yield* CustomersRepo
 
     const findByExternalId = Effect.fn("Customers.findByExternalId")(
@@ -49,4 +50,7 @@ export class Customers extends Effect.Service<Customers>()("Parley/Customers", {
 
     return { findByExternalId, resolve } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([CustomersRepo.layer]))
+}

@@ -1,15 +1,17 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { Customer, type CustomerFacts } from "../Domain/Customer.js"
 import { CustomerId, WorkspaceId } from "../Domain/Ids.js"
 
-export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/CustomersRepo", {
-  effect: Effect.gen(function*() {
+export class CustomersRepo extends Context.Service<CustomersRepo>()("Parley/CustomersRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const findByUserId = SqlSchema.findOne({
+    const findByUserId = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: WorkspaceId, userId: Schema.String }),
       Result: Customer,
       execute: ({ userId, workspaceId }) =>
@@ -17,7 +19,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/Custo
     })
 
     /** The customer with this id in the workspace, created if the integrator names it first. */
-    const ensureId = SqlSchema.single({
+    const ensureId = SqlSchema.findOne({
       Request: Schema.Struct({ id: CustomerId, workspaceId: WorkspaceId }),
       Result: Customer,
       execute: ({ id, workspaceId }) =>
@@ -27,7 +29,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/Custo
 
     /** Finds or creates the customer known by the integrator's `userId`, filling in what is new. */
     const upsertByUserId = (workspaceId: WorkspaceId, userId: string, facts: CustomerFacts) =>
-      SqlSchema.single({
+      SqlSchema.findOne({
         Request: Schema.Void,
         Result: Customer,
         execute: () =>
@@ -45,4 +47,7 @@ export class CustomersRepo extends Effect.Service<CustomersRepo>()("Parley/Custo
 
     return { findByUserId, ensureId, upsertByUserId } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

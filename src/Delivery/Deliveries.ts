@@ -1,7 +1,9 @@
 /** Deliveries as integrators and operators see them: listing, detail, replay. */
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as DateTime from "effect/DateTime"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import type * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { DeliveryDetail, DeliveryStatus } from "../Domain/Delivery.js"
 import { NotFound } from "../Domain/Errors.js"
@@ -13,9 +15,8 @@ import { DeliveriesRepo } from "./Repo.js"
 
 const notFound = new NotFound({ detail: "Delivery not found" })
 
-export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries", {
-  dependencies: [DeliveriesRepo.Default, JobQueue.Default],
-  effect: Effect.gen(function*() {
+export class Deliveries extends Context.Service<Deliveries>()("Parley/Deliveries", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* DeliveriesRepo
     const queue = yield* JobQueue
@@ -82,4 +83,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("Parley/Deliveries"
 
     return { list, get, replay, replayAll } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([DeliveriesRepo.layer, JobQueue.layer]))
+}

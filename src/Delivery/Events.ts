@@ -3,8 +3,10 @@
  * signs; a `deliver_event` job is enqueued on the caller's connection (same transaction), in its
  * conversation's order (see `JobQueue.enqueue`).
  */
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as crypto from "node:crypto"
 import type { Conversation } from "../Domain/Conversation.js"
@@ -17,9 +19,8 @@ import { orDieSql } from "../Sql.js"
 import { DeliverEvent } from "./Jobs.js"
 import { DeliveriesRepo } from "./Repo.js"
 
-export class Events extends Effect.Service<Events>()("Parley/Events", {
-  dependencies: [DeliveriesRepo.Default, JobQueue.Default],
-  effect: Effect.gen(function*() {
+export class Events extends Context.Service<Events>()("Parley/Events", {
+  make: Effect.gen(function*() {
     const repo = yield* DeliveriesRepo
     const queue = yield* JobQueue
 
@@ -68,11 +69,14 @@ export class Events extends Effect.Service<Events>()("Parley/Events", {
         conversationId: input.conversation?.id,
         group: input.integration.integrationId
       })
-      yield* Metric.increment(eventsEmittedOf(input.kind))
+      yield* Metric.update(eventsEmittedOf(input.kind), 1)
       yield* Effect.annotateCurrentSpan({ "event.id": id, "event.kind": input.kind })
       return id
     }, orDieSql)
 
     return { emit } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([DeliveriesRepo.layer, JobQueue.layer]))
+}

@@ -7,15 +7,15 @@ import * as AppConfig from "../Config.js"
 import { deadLetters } from "../Observability/Metrics.js"
 import { DeliveriesRepo } from "./Repo.js"
 
-export const DeliveryGaugesLive = Layer.scopedDiscard(
+export const DeliveryGaugesLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const repo = yield* DeliveriesRepo
     const { depthInterval } = yield* AppConfig.WorkerConfig
     yield* repo.countDead.pipe(
-      Effect.flatMap((n) => Metric.set(deadLetters, n)),
-      Effect.catchAllCause((cause) => Effect.logDebug("Dead-letter count unavailable", cause)),
+      Effect.flatMap((n) => Metric.update(deadLetters, n)),
+      Effect.catchCause((cause) => Effect.logDebug("Dead-letter count unavailable", cause)),
       Effect.repeat(Schedule.spaced(depthInterval)),
       Effect.forkScoped
     )
   })
-).pipe(Layer.provide(DeliveriesRepo.Default))
+).pipe(Layer.provide(DeliveriesRepo.layer))

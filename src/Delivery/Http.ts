@@ -1,7 +1,8 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api } from "../Api.js"
 import { CurrentWorkspace } from "../Auth/Api.js"
+import type { IntegrationId } from "../Domain/Ids.js"
 import { Integrations } from "../Integrations/Integrations.js"
 import { Deliveries } from "./Deliveries.js"
 
@@ -9,22 +10,22 @@ export const DeliveriesHttpLive = HttpApiBuilder.group(Api, "deliveries", (handl
   Effect.gen(function*() {
     const integrations = yield* Integrations
     const deliveries = yield* Deliveries
-    const integrationOf = (id: Parameters<typeof integrations.find>[1]) =>
+    const integrationOf = (id: IntegrationId) =>
       Effect.flatMap(CurrentWorkspace, ({ workspaceId }) => integrations.find(workspaceId, id))
     return handlers
-      .handle("list", ({ path, urlParams }) =>
-        Effect.zipRight(
-          integrationOf(path.integration_id),
-          deliveries.list(path.integration_id, {
-            limit: urlParams.limit,
-            ...(urlParams.status !== undefined ? { status: urlParams.status } : {}),
-            ...(urlParams.since !== undefined ? { since: urlParams.since } : {})
+      .handle("list", ({ params, query }) =>
+        Effect.andThen(
+          integrationOf(params.integration_id),
+          deliveries.list(params.integration_id, {
+            limit: query.limit,
+            ...(query.status !== undefined ? { status: query.status } : {}),
+            ...(query.since !== undefined ? { since: query.since } : {})
           })
         ))
-      .handle("get", ({ path }) =>
-        Effect.zipRight(integrationOf(path.integration_id), deliveries.get(path.integration_id, path.delivery_id)))
-      .handle("replay", ({ path }) =>
-        Effect.zipRight(integrationOf(path.integration_id), deliveries.replay(path.integration_id, path.delivery_id)))
-      .handle("replayAll", ({ path, urlParams }) =>
-        Effect.zipRight(integrationOf(path.integration_id), deliveries.replayAll(path.integration_id, urlParams.since)))
+      .handle("get", ({ params }) =>
+        Effect.andThen(integrationOf(params.integration_id), deliveries.get(params.integration_id, params.delivery_id)))
+      .handle("replay", ({ params }) =>
+        Effect.andThen(integrationOf(params.integration_id), deliveries.replay(params.integration_id, params.delivery_id)))
+      .handle("replayAll", ({ params, query }) =>
+        Effect.andThen(integrationOf(params.integration_id), deliveries.replayAll(params.integration_id, query.since)))
   }))

@@ -1,7 +1,10 @@
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import { Delivery, DeliveryAttempt, DeliveryStatus } from "../Domain/Delivery.js"
 import { ConversationId, EventId, IntegrationId } from "../Domain/Ids.js"
 
@@ -12,43 +15,44 @@ const ListRequest = Schema.Struct({
   limit: Schema.Number
 })
 
-export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/DeliveriesRepo", {
-  effect: Effect.gen(function*() {
+export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/DeliveriesRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const insert = SqlSchema.void({
       Request: Delivery.insert,
-      execute: (row) => sql`INSERT INTO events ${sql.insert(row)}`
+      // The column is `kind`; the model (and the wire) call it `event`.
+      execute: ({ event, ...row }) => sql`INSERT INTO events ${sql.insert({ ...row, kind: event })}`
     })
 
     const findByIds = SqlSchema.findAll({
       Request: Schema.Array(EventId),
       Result: Delivery,
-      execute: (ids) => sql`SELECT * FROM events WHERE id IN ${sql.in(ids)}`
+      execute: (ids) => sql`SELECT *, kind AS event FROM events WHERE id IN ${sql.in(ids)}`
     })
 
     /** The event, locked for the rest of the transaction (the sender and replays take this lock). */
-    const lock = SqlSchema.findOne({
+    const lock = SqlSchema.findOneOption({
       Request: EventId,
       Result: Delivery,
-      execute: (id) => sql`SELECT * FROM events WHERE id = ${id} FOR UPDATE`
+      execute: (id) => sql`SELECT *, kind AS event FROM events WHERE id = ${id} FOR UPDATE`
     })
 
-    const findInIntegration = SqlSchema.findOne({
+    const findInIntegration = SqlSchema.findOneOption({
       Request: Schema.Struct({ integrationId: IntegrationId, id: EventId }),
       Result: Delivery,
-      execute: ({ id, integrationId }) => sql`SELECT * FROM events WHERE id = ${id} AND integration_id = ${integrationId}`
+      execute: ({ id, integrationId }) => sql`SELECT *, kind AS event FROM events WHERE id = ${id} AND integration_id = ${integrationId}`
     })
 
     const list = SqlSchema.findAll({
       Request: ListRequest,
       Result: Delivery,
       execute: ({ integrationId, limit, since, statuses }) =>
-        sql`SELECT * FROM events
+        sql`SELECT *, kind AS event FROM events
             WHERE integration_id = ${integrationId}
               AND ${statuses.length > 0 ? sql.in("status", statuses) : sql`true`}
               AND ${since === null ? sql`true` : sql`created_at >= ${since}`}
-            ORDER BY created_at DESC, id LIMIT ${limit}`
+            ORDER BY created_at DESC, seq DESC, id LIMIT ${limit}`
     })
 
     const attempts = SqlSchema.findAll({
@@ -64,8 +68,8 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
 
     /** Writes an attempt's outcome onto the event. */
     const update = SqlSchema.void({
-      Request: Delivery.update.pipe(
-        Schema.pick("id", "status", "attempts", "lastStatusCode", "lastError", "nextAttemptAt", "deliveredAt", "deadAt")
+      Request: Schema.Struct(Delivery.update.fields).mapFields(
+        Struct.pick(["id", "status", "attempts", "lastStatusCode", "lastError", "nextAttemptAt", "deliveredAt", "deadAt"])
       ),
       execute: (row) => sql`UPDATE events SET ${sql.update(row, ["id"])} WHERE id = ${row.id}`
     })
@@ -101,7 +105,7 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
             locked AS (
               SELECT e.id FROM events e JOIN attempt a ON a.id = e.id AND a.generation = e.generation
               WHERE e.status NOT IN ('delivered', 'dead')
-              ORDER BY e.created_at DESC, e.id
+              ORDER BY e.created_at DESC, e.seq DESC, e.id
               FOR UPDATE OF e),
             recorded AS (
               UPDATE events e SET status = CASE WHEN a.error IS NULL THEN 'delivered' ELSE 'failed' END,
@@ -121,19 +125,19 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
     })
 
     /** Queues the event again: pending now, in a new retry window, a new generation. */
-    const markReplayed = SqlSchema.single({
+    const markReplayed = SqlSchema.findOne({
       Request: EventId,
       Result: Delivery,
       execute: (id) =>
         sql`UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL,
                 generation = generation + 1
-            WHERE id = ${id} RETURNING *`
+            WHERE id = ${id} RETURNING *, kind AS event`
     })
 
     /**
      * Every dead or failed event of the integration since `since` (the newest `limit`), set pending in
      * a new retry window, in one statement holding their row locks to the end of the transaction;
-     * oldest first.
+     * oldest first (in the order they were created: `seq` among those of one millisecond).
      */
     const markAllReplayed = SqlSchema.findAll({
       Request: Schema.Struct({ integrationId: IntegrationId, since: Schema.DateTimeUtcFromDate, limit: Schema.Number }),
@@ -143,13 +147,13 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
         sql`WITH chosen AS (
               SELECT id FROM events
               WHERE integration_id = ${integrationId} AND status IN ('dead', 'failed') AND created_at >= ${since}
-              ORDER BY created_at DESC, id LIMIT ${limit}
+              ORDER BY created_at DESC, seq DESC, id LIMIT ${limit}
               FOR UPDATE),
             replayed AS (
               UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL,
                   generation = generation + 1
-              WHERE id IN (SELECT id FROM chosen) RETURNING id, integration_id, conversation_id, created_at)
-            SELECT id, integration_id, conversation_id FROM replayed ORDER BY created_at, id`
+              WHERE id IN (SELECT id FROM chosen) RETURNING id, integration_id, conversation_id, created_at, seq)
+            SELECT id, integration_id, conversation_id FROM replayed ORDER BY created_at, seq, id`
     })
 
     /** Events given up and not replayed since (the dead-letter gauge). */
@@ -172,4 +176,7 @@ export class DeliveriesRepo extends Effect.Service<DeliveriesRepo>()("Parley/Del
       countDead
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

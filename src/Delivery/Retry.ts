@@ -4,7 +4,7 @@
  * when longer. Attempts go on until `DELIVERY_MAX_AGE` after the event was created (the last attempt
  * lands on that deadline), then the event is dead.
  */
-import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -15,15 +15,27 @@ import type { DeliveryConfig } from "../Config.js"
 export const retrySchedule = (config: Pick<DeliveryConfig, "retryBase" | "retryMaxDelay">) =>
   Schedule.exponential(config.retryBase).pipe(
     Schedule.jittered,
-    // modifyDelay's first argument is the schedule's output; the (jittered) delay is the second.
-    Schedule.modifyDelay((_, delay) => Duration.min(delay, config.retryMaxDelay))
+    // modifyDelay is given the step's metadata: `duration` is the (jittered) delay.
+    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, config.retryMaxDelay)))
   )
 
-/** The schedule's delay after the `attempt`-th failure (1-based). */
-export const scheduledDelay = (config: Pick<DeliveryConfig, "retryBase" | "retryMaxDelay">, attempt: number) =>
-  Schedule.run(Schedule.delays(retrySchedule(config)), Date.now(), Array.from({ length: Math.max(1, attempt) })).pipe(
-    Effect.map((delays) => Option.getOrElse(Chunk.last(delays), () => config.retryBase))
-  )
+/** The schedule's delay after the `attempt`-th failure (1-based): its `attempt`-th step's. */
+export const scheduledDelay = (
+  config: Pick<DeliveryConfig, "retryBase" | "retryMaxDelay">,
+  attempt: number
+): Effect.Effect<Duration.Duration> =>
+  Effect.gen(function*() {
+    const step = yield* Schedule.toStep(retrySchedule(config))
+    const now = yield* Clock.currentTimeMillis
+    let delay = config.retryBase
+    for (let n = 0; n < Math.max(1, attempt); n++) {
+      // A step fails only when the schedule is done, which an exponential one never is.
+      const next = yield* Effect.option(step(now, undefined))
+      if (Option.isNone(next)) break
+      delay = next.value[1]
+    }
+    return delay
+  })
 
 /** `Retry-After` as seconds or an HTTP date, relative to `now`. */
 export const parseRetryAfter = (value: string | undefined, now: DateTime.Utc): Option.Option<Duration.Duration> => {
@@ -34,7 +46,7 @@ export const parseRetryAfter = (value: string | undefined, now: DateTime.Utc): O
   if (!/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)/.test(trimmed)) return Option.none()
   const date = Date.parse(trimmed)
   if (Number.isNaN(date)) return Option.none()
-  return Option.some(Duration.millis(Math.max(0, date - now.epochMillis)))
+  return Option.some(Duration.millis(Math.max(0, date - now.epochMilliseconds)))
 }
 
 export type NextAttempt =
@@ -57,7 +69,7 @@ export const nextAttempt = (
       onSome: (retryAfter) => Duration.max(scheduled, retryAfter)
     })
     const deadline = DateTime.addDuration(input.createdAt, config.maxAge)
-    const remaining = Duration.millis(Math.max(0, deadline.epochMillis - input.now.epochMillis))
+    const remaining = Duration.millis(Math.max(0, deadline.epochMilliseconds - input.now.epochMilliseconds))
     if (Duration.toMillis(remaining) === 0) return { _tag: "GiveUp" }
     return { _tag: "RetryAt", delay: Duration.min(delay, remaining) }
   })

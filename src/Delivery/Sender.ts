@@ -9,12 +9,14 @@
  * batch (`deliverMany`): a statement per step for all of them, and only the uncommon outcomes (a 410,
  * giving up, an event replayed meanwhile) settled one by one under the event's lock.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
@@ -91,11 +93,16 @@ const messageOf = (cause: Cause.Cause<unknown>): string => {
 const describeFailure = (cause: Cause.Cause<unknown>): { readonly error: string; readonly final: boolean } => {
   const refused = refusal(Cause.squash(cause))
   if (refused !== undefined) return { error: refused.message, final: true }
-  if (Cause.isFailType(cause) && cause.error instanceof WebhookTimeout) {
+  // The POST's own failure and nothing else (what a time-out is).
+  const [only, ...others] = cause.reasons
+  if (others.length === 0 && only !== undefined && Cause.isFailReason(only) && only.error instanceof WebhookTimeout) {
     return { error: "Timed out", final: false }
   }
   return { error: messageOf(cause).slice(0, 1000), final: false }
 }
+
+/** Running under a span captures a stack trace unless told not to: it would point into the loop, per event. */
+const noStackTrace = { captureStackTrace: false } as const
 
 const hostOf = (url: string) => {
   try {
@@ -105,9 +112,8 @@ const hostOf = (url: string) => {
   }
 }
 
-export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
-  dependencies: [DeliveriesRepo.Default, IntegrationsRepo.Default, Workspaces.Default, WebhookClientLive],
-  effect: Effect.gen(function*() {
+export class Sender extends Context.Service<Sender>()("Parley/Sender", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* DeliveriesRepo
     const integrations = yield* IntegrationsRepo
@@ -125,7 +131,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           retryAfter: answer.retryAfter,
           final: false
         })),
-        Effect.catchAllCause((cause) =>
+        Effect.catchCause((cause) =>
           Effect.succeed({ statusCode: null, snippet: null, retryAfter: undefined, ...describeFailure(cause) })
         )
       )
@@ -158,8 +164,8 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           secrets
         } satisfies Route
       }).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
             ? Effect.failCause(cause)
             : Effect.succeed({ error: `Not sent: ${messageOf(cause)}`.slice(0, 1000), final: false } as const)
         )
@@ -176,14 +182,14 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
               secret: to.secrets.current,
               previousSecret: Option.getOrUndefined(to.secrets.previous),
               id: event.id,
-              timestamp: Math.floor(startedAt.epochMillis / 1000),
+              timestamp: Math.floor(startedAt.epochMilliseconds / 1000),
               body: event.body
             })
           }
           yield* Effect.annotateCurrentSpan({ "server.address": to.host })
           const result = yield* post(to.url, headers, event.body)
           const finished = yield* DateTime.now
-          return { ...result, startedAt, latencyMs: finished.epochMillis - startedAt.epochMillis }
+          return { ...result, startedAt, latencyMs: finished.epochMilliseconds - startedAt.epochMilliseconds }
         })
         : Effect.map(DateTime.now, (startedAt) => ({
           startedAt,
@@ -234,7 +240,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
 
     /** A failed attempt recorded as attempt `number`: its `warn` record, its span's next attempt. */
     const failed = (event: Delivery, number: number, result: AttemptResult, nextRetryAt: DateTime.Utc) =>
-      Effect.zipRight(
+      Effect.andThen(
         Effect.logWarning("Delivery attempt failed").pipe(
           log(event, number, result),
           Effect.annotateLogs("delivery.next_attempt_at", DateTime.formatIso(nextRetryAt))
@@ -248,7 +254,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         // At `info` when it ends earlier failures (each one a `warn`): the recovery is news too.
         yield* (number > 1 ? Effect.logInfo : Effect.logDebug)("Delivered").pipe(log(event, number, result))
         if (event.originAt !== null) {
-          yield* Metric.update(deliveryLatency, (now.epochMillis - event.originAt.epochMillis) / 1000)
+          yield* Metric.update(deliveryLatency, (now.epochMilliseconds - event.originAt.epochMilliseconds) / 1000)
         }
       })
 
@@ -292,7 +298,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
               log(event, number, result),
               Effect.annotateLogs("delivery.dead_reason", error)
             ),
-            Metric.increment(deliveryDeadOf(event.event))
+            Metric.update(deliveryDeadOf(event.event), 1)
           ], { discard: true })
 
         if (event.generation !== started.generation) {
@@ -339,7 +345,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
         })
         const result = yield* attempt(event, to)
         const outcome = result.error === null ? "delivered" : result.statusCode === 410 ? "gone" : "failed"
-        yield* Metric.increment(deliveryAttemptsOf(event.event, outcome))
+        yield* Metric.update(deliveryAttemptsOf(event.event, outcome), 1)
         yield* Metric.update(deliveryAttemptDuration, result.latencyMs / 1000)
         yield* Effect.annotateCurrentSpan({
           "http.response.status_code": result.statusCode ?? 0,
@@ -364,12 +370,13 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           ? new Map<IntegrationId, DeliveryTarget>()
           : yield* integrations.findForDelivery(integrationIds)
         const routes = new Map(
-          yield* Effect.forEach(integrationIds, (id) => Effect.map(route(Option.fromNullable(targets.get(id))), (to) => [id, to] as const))
+          yield* Effect.forEach(integrationIds, (id) => Effect.map(route(Option.fromNullishOr(targets.get(id))), (to) => [id, to] as const))
         )
         // Each event's span covers its attempt and its settlement, as a child of its job's.
         const spans = yield* Effect.forEach(items, ({ span }) =>
-          // No stack trace: it would point into the sender's loop, and capturing one costs more than the span.
-          Effect.makeSpanScoped("Delivery.attempt", { captureStackTrace: false, ...(span === undefined ? {} : { parent: span }) }))
+          // No stack trace (makeSpanScoped takes none): it would point into the sender's loop, and capturing
+          // one costs more than the span.
+          Effect.makeSpanScoped("Delivery.attempt", span === undefined ? {} : { parent: span }))
         const attempted = yield* Effect.forEach(Arr.zip(items, spans), ([{ eventId }, span]): Effect.Effect<
           Outcome | { readonly event: Delivery; readonly result: AttemptResult; readonly span: Tracer.Span }
         > => {
@@ -380,7 +387,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
           const to = routes.get(event.integrationId) ?? { error: "Integration deleted", final: true }
           return attemptOne(event, to).pipe(
             Effect.map((result) => ({ event, result, span })),
-            Effect.withParentSpan(span)
+            Effect.withParentSpan(span, noStackTrace)
           )
         }, { concurrency: "unbounded" })
         const now = yield* DateTime.now
@@ -416,7 +423,7 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
               failed(event, number, result, next.nextRetryAt),
               Outcome.Retry({ delay: next.delay, error: result.error ?? "failed" })
             )
-          return Effect.withParentSpan(outcome, span)
+          return Effect.withParentSpan(outcome, span, noStackTrace)
           // A settlement is a transaction: a batch's must not take the pool from the HTTP requests.
         }, { concurrency: SETTLING })
       }).pipe(Effect.scoped, Effect.orDie)
@@ -431,4 +438,9 @@ export class Sender extends Effect.Service<Sender>()("Parley/Sender", {
 
     return { deliver, deliverMany } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(
+    Layer.provide([DeliveriesRepo.layer, IntegrationsRepo.layer, Workspaces.layer, WebhookClientLive])
+  )
+}

@@ -1,15 +1,16 @@
 /**
  * The HTTP client that posts webhooks: undici's `request` on an agent of its own, redirects not
  * followed, the SSRF guard in production (a DNS lookup hook on the agent), the whole exchange bounded by
- * the request's time-out. The current span goes along as `traceparent` and `b3` headers, as
- * @effect/platform's client sends them.
+ * the request's time-out. The current span goes along as `traceparent` and `b3` headers, as Effect's
+ * `HttpClient` sends them (`effect/http/HttpTraceContext`).
  *
- * Not @effect/platform's `HttpClient`: through it a POST cost about 0.85 ms of CPU more than through
- * undici alone (a span with a captured stack trace, header objects, a scope, an `AbortController`
- * aborted at its close, a stream for the body), a third of a delivery's CPU once its statements were
- * batched; the deliveries lane went from 333 to 402 webhooks/s without it (docs/performance.md).
+ * Not Effect's `HttpClient` (measured with @effect/platform's, its Effect 3 predecessor): through it a
+ * POST cost about 0.85 ms of CPU more than through undici alone (a span with a captured stack trace,
+ * header objects, a scope, an `AbortController` aborted at its close, a stream for the body), a third
+ * of a delivery's CPU once its statements were batched; the deliveries lane went from 333 to 402
+ * webhooks/s without it (docs/performance.md).
  */
-import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
+import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
@@ -52,9 +53,9 @@ export class WebhookTimeout extends Data.TaggedError("WebhookTimeout")<{
   readonly message: string
 }> {}
 
-export class WebhookClient extends Context.Tag("Parley/WebhookClient")<WebhookClient, {
+export class WebhookClient extends Context.Service<WebhookClient, {
   readonly post: (request: WebhookRequest) => Effect.Effect<WebhookAnswer, WebhookTransportError | WebhookTimeout>
-}>() {}
+}>()("Parley/WebhookClient") {}
 
 /**
  * The first `keep` characters of the answer. Reading a stream chunk by chunk costs more than reading a
@@ -81,7 +82,7 @@ const TIMED_OUT = new Error("Webhook time-out")
 
 const header = (value: string | Array<string> | undefined) => Array.isArray(value) ? value[0] : value
 
-export const WebhookClientLive = Layer.scoped(
+export const WebhookClientLive = Layer.effect(
   WebhookClient,
   Effect.gen(function*() {
     const mode = yield* AppConfig.Mode

@@ -4,53 +4,56 @@
  * (`WebhookEvents`, `SignatureHeaders`); the envelopes are components (`HttpApi.AdditionalSchemas`),
  * referenced by their identifiers.
  */
-import * as OpenApiJsonSchema from "@effect/platform/OpenApiJsonSchema"
-import * as Option from "effect/Option"
+import * as JsonSchema from "effect/JsonSchema"
 import * as Schema from "effect/Schema"
-import * as AST from "effect/SchemaAST"
+import * as SchemaAST from "effect/SchemaAST"
 import { EventKind } from "../Domain/Delivery.js"
 import { EventId } from "../Domain/Ids.js"
 import { WebhookEvents } from "../Domain/WebhookEvent.js"
 import { HEADER_SIGNATURE, HEADER_SIGNATURE_PREVIOUS, HEADER_TIMESTAMP } from "./Signature.js"
 
-const UnixSeconds = Schema.String.pipe(Schema.pattern(/^\d+$/))
+// Patterns carry the `u` flag: Effect exports to JSON Schema only patterns that mean the same there
+// (JSON Schema's regular expressions are Unicode).
+const UnixSeconds = Schema.String.check(Schema.isPattern(/^\d+$/u))
+const HexSignature = Schema.String.check(Schema.isPattern(/^[0-9a-f]{64}$/u))
 
-/** The headers of every webhook request (docs/webhooks.md, "Signatures"). */
-export const SignatureHeaders = Schema.Struct({
-  [HEADER_TIMESTAMP]: UnixSeconds.annotations({
+/** The headers of every webhook request (docs/webhooks.md, "Signatures"): name, schema, required. */
+const signatureHeaders: ReadonlyArray<readonly [name: string, schema: Schema.Top, required: boolean]> = [
+  [HEADER_TIMESTAMP, UnixSeconds.annotate({
     description: "Unix seconds of this attempt; reject values more than 5 minutes away (replay)."
-  }),
-  [HEADER_SIGNATURE]: Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/)).annotations({
+  }), true],
+  [HEADER_SIGNATURE, HexSignature.annotate({
     description: "Lowercase hex HMAC-SHA256 of `<timestamp>.<raw body>`, key = the webhook secret (its UTF-8 text, whsec_ included)."
-  }),
-  [HEADER_SIGNATURE_PREVIOUS]: Schema.optional(Schema.String.pipe(Schema.pattern(/^[0-9a-f]{64}$/))).annotations({
+  }), true],
+  [HEADER_SIGNATURE_PREVIOUS, HexSignature.annotate({
     description: "During a secret rotation's grace period: the same signature with the previous secret."
-  }),
-  "webhook-id": EventId.annotations({ description: "Standard Webhooks: the eventId." }),
-  "webhook-timestamp": UnixSeconds.annotations({ description: "Standard Webhooks: Unix seconds (same as the Parley timestamp)." }),
-  "webhook-signature": Schema.String.pipe(Schema.pattern(/^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$/)).annotations({
+  }), false],
+  ["webhook-id", EventId.annotate({ description: "Standard Webhooks: the eventId." }), true],
+  ["webhook-timestamp", UnixSeconds.annotate({ description: "Standard Webhooks: Unix seconds (same as the Parley timestamp)." }), true],
+  ["webhook-signature", Schema.String.check(Schema.isPattern(/^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$/u)).annotate({
     description: "Standard Webhooks: `v1,<base64 HMAC-SHA256 of \"<id>.<timestamp>.<body>\">`, key = base64-decoded part " +
       "after whsec_; two space-separated signatures during a rotation's grace period."
-  })
-})
+  }), true]
+]
 
-/** The JSON Schema of a schema, `$ref`s pointing at `#/components/schemas/`. */
-const jsonSchemaOf = (schema: Schema.Schema.Any) => OpenApiJsonSchema.makeWithDefs(schema, { defs: {} })
+/**
+ * The JSON Schema of a schema as an OpenAPI 3.1 document has it: `$ref`s point at
+ * `#/components/schemas/`, whose definitions the document has from `HttpApi.AdditionalSchemas`. Objects
+ * refuse properties they do not model, as in the components the document generates.
+ */
+const jsonSchemaOf = (schema: Schema.Top): JsonSchema.JsonSchema => {
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  const [openApi] = JsonSchema.toMultiDocumentOpenApi3_1({
+    dialect: document.dialect,
+    schemas: [document.schema],
+    definitions: document.definitions
+  }).schemas
+  return openApi
+}
 
-const parameters = AST.getPropertySignatures(SignatureHeaders.ast).map((signature) => {
-  const type = signature.isOptional && AST.isUnion(signature.type)
-    ? AST.Union.make(signature.type.types.filter((member) => !AST.isUndefinedKeyword(member)))
-    : signature.type
-  const description = Option.getOrUndefined(
-    Option.orElse(AST.getDescriptionAnnotation(signature), () => AST.getDescriptionAnnotation(signature.type))
-  )
-  return {
-    name: String(signature.name),
-    in: "header",
-    required: !signature.isOptional,
-    ...(description === undefined ? {} : { description }),
-    schema: jsonSchemaOf(Schema.make(type))
-  }
+const parameters = signatureHeaders.map(([name, schema, required]) => {
+  const description = SchemaAST.resolveDescription(schema.ast)
+  return { name, in: "header", required, ...(description === undefined ? {} : { description }), schema: jsonSchemaOf(schema) }
 })
 
 const responses = {
@@ -80,7 +83,7 @@ const summaries: Record<EventKind, string> = {
 /** `webhooks` of the OpenAPI document: `POST` to the integration's `webhook.url`, one per event kind. */
 export const webhooksSection = Object.fromEntries(EventKind.literals.map((kind) => {
   const schema = WebhookEvents[kind]
-  const description = Option.getOrElse(AST.getDescriptionAnnotation(schema.ast), () => "")
+  const description = SchemaAST.resolveDescription(schema.ast) ?? ""
   return [kind, {
     post: {
       operationId: `webhook.${kind}`,
@@ -97,12 +100,13 @@ export const webhooksSection = Object.fromEntries(EventKind.literals.map((kind) 
 }))
 
 /** The envelopes, as components of the document. */
-export const webhookSchemas: ReadonlyArray<Schema.Schema.All> = EventKind.literals.map((kind) => WebhookEvents[kind])
+export const webhookSchemas: ReadonlyArray<Schema.Top> = EventKind.literals.map((kind) => WebhookEvents[kind])
 
 /**
- * Effect's JSON Schemas mark some schemas with `$id`s of its own (`/schemas/unknown`, `/schemas/{}`),
- * repeated wherever those schemas occur. They name nothing in an OpenAPI document, and validators that
- * honour `$id` (JSON Schema 2020-12, e.g. Ajv) refuse the document for them; they are taken out.
+ * Effect 3's JSON Schemas marked some schemas with `$id`s of its own (`/schemas/unknown`, `/schemas/{}`),
+ * repeated wherever those schemas occurred. They name nothing in an OpenAPI document, and validators that
+ * honour `$id` (JSON Schema 2020-12, e.g. Ajv) refuse the document for them. Effect 4 writes none; this
+ * stays as the guarantee that the document has none.
  */
 const withoutEffectIds = (value: unknown): unknown =>
   Array.isArray(value)
@@ -115,6 +119,41 @@ const withoutEffectIds = (value: unknown): unknown =>
     )
     : value
 
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const PROPERTY_KEYWORDS = ["properties", "patternProperties", "additionalProperties"]
+
+/**
+ * Effect 4 writes a check's JSON Schema that it cannot merge into its schema's as `allOf: [fragment]`
+ * (`{"type":"object","allOf":[{"required":["id"]}]}`). Where merging means the same (no keyword on both
+ * sides, `required` lists joined, and no `additionalProperties` moved next to `properties` it would then
+ * exempt), the fragment is merged: generated clients read `required` and properties only at the top.
+ */
+const mergeAllOf = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(mergeAllOf)
+  if (!isObject(value)) return value
+  const node = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mergeAllOf(item)]))
+  const parts = node["allOf"]
+  if (!Array.isArray(parts)) return node
+  const { allOf: _, ...merged } = node
+  const kept: Array<unknown> = []
+  for (const part of parts) {
+    const mergeable = isObject(part) && !("$ref" in part) &&
+      Object.keys(part).every((key) => key === "required" || !(key in merged)) &&
+      !(PROPERTY_KEYWORDS.some((key) => key in part) && PROPERTY_KEYWORDS.some((key) => key in merged))
+    if (!mergeable) {
+      kept.push(part)
+      continue
+    }
+    for (const [key, item] of Object.entries(part)) {
+      const had = merged[key]
+      merged[key] = key === "required" && Array.isArray(had) && Array.isArray(item) ? [...new Set([...had, ...item])] : item
+    }
+  }
+  return kept.length === 0 ? merged : { ...merged, allOf: kept }
+}
+
 /** The finishing touch to the generated document (`OpenApi.Transform`). */
 export const finishDocument = (spec: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(spec).map(([key, value]) => [key, withoutEffectIds(value)]))
+  Object.fromEntries(Object.entries(spec).map(([key, value]) => [key, mergeAllOf(withoutEffectIds(value))]))

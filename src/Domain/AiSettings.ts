@@ -3,31 +3,29 @@
  * settings override the global default (`AI_PROVIDER`…) as a whole: a workspace that overrides never
  * borrows the global key. The API key is write-only: stored sealed, never on the wire.
  */
-import * as Model from "@effect/sql/Model"
+import * as Model from "effect/schema/Model"
 import * as Schema from "effect/Schema"
 import { OpenAiApi } from "../Ai/Llm/Contract.js"
 import { At, InternalCreatedAt } from "./Fields.js"
 import { WorkspaceId } from "./Ids.js"
 import { HttpUrl, nonEmptyString, optionalNullable, Timestamp } from "./Primitives.js"
-import { ErrorType } from "./Validation.js"
 
 /** `embedded` = the offline knowledge-base responder; `openai` / `anthropic` = a language model. */
-export const AiProviderName = Schema.Literal("embedded", "openai", "anthropic")
+export const AiProviderName = Schema.Literals(["embedded", "openai", "anthropic"])
 export type AiProviderName = typeof AiProviderName.Type
 
-const noSurroundingSpace = <A extends string, I, R>(base: Schema.Schema<A, I, R>) =>
-  base.pipe(Schema.filter((value) => value.trim() === value, {
-    [ErrorType]: "string_pattern_mismatch",
-    message: () => "String should not start or end with whitespace"
-  }))
+const noSurroundingSpace = Schema.makeFilter((value: string) => value.trim() === value, {
+  errorType: "string_pattern_mismatch",
+  message: "String should not start or end with whitespace"
+})
 
 /** A model name as the provider spells it (`gpt-4.1-mini`, `claude-sonnet-4-5`, `llama3.2:latest`). */
-export const ModelName = noSurroundingSpace(nonEmptyString(200))
+export const ModelName = nonEmptyString(200).check(noSurroundingSpace)
 
 /** A provider's API key: no whitespace anywhere (a pasted line break is a mistake, not part of a key). */
-export const ApiKeyText = nonEmptyString(2000).pipe(Schema.filter((value) => !/\s/.test(value), {
-  [ErrorType]: "string_pattern_mismatch",
-  message: () => "An API key should contain no whitespace"
+export const ApiKeyText = nonEmptyString(2000).check(Schema.makeFilter((value: string) => !/\s/.test(value), {
+  errorType: "string_pattern_mismatch",
+  message: "An API key should contain no whitespace"
 }))
 
 const isPlainBase = (value: string): boolean => {
@@ -40,11 +38,11 @@ const isPlainBase = (value: string): boolean => {
  * The vendor SDKs' base URL (`https://api.openai.com/v1`, `http://localhost:11434/v1`): http(s), with no
  * credentials, query or fragment (the client appends `/chat/completions`, `/responses`, `/v1/messages`).
  */
-export const BaseUrl = HttpUrl.pipe(
-  Schema.maxLength(2000, { [ErrorType]: "string_too_long", message: () => "String should have at most 2000 characters" }),
-  Schema.filter(isPlainBase, {
-    [ErrorType]: "url_parsing",
-    message: () => "A base URL has no user name, password, query or fragment"
+export const BaseUrl = HttpUrl.check(
+  Schema.isMaxLength(2000, { errorType: "string_too_long", message: "String should have at most 2000 characters" }),
+  Schema.makeFilter(isPlainBase, {
+    errorType: "url_parsing",
+    message: "A base URL has no user name, password, query or fragment"
   })
 )
 
@@ -95,13 +93,13 @@ export class AiSettings extends Model.Class<AiSettings>("AiSettings")({
  * What `PUT /admin/v1/workspaces/{id}/ai` takes: the whole settings. `apiKey` left out keeps the stored
  * key while the provider and base URL stay the same (changing either drops it); `null` removes it.
  */
-export const AiSettingsUpdate = AiSettings.jsonUpdate.annotations({ identifier: "AiSettingsUpdate" })
+export const AiSettingsUpdate = AiSettings.jsonUpdate.annotate({ identifier: "AiSettingsUpdate" })
 export type AiSettingsUpdate = typeof AiSettingsUpdate.Type
 
 /** The settings a workspace answers with: its own (`source: workspace`) or the global default. */
 export const AiSettingsView = Schema.Struct({
   ...AiSettings.json.fields,
-  source: Schema.Literal("workspace", "global"),
+  source: Schema.Literals(["workspace", "global"]),
   apiKeySet: Schema.Boolean,
   /** The key's last four characters (keys of 20 characters or more), to tell keys apart. */
   apiKeyHint: Schema.NullOr(Schema.String),
@@ -109,11 +107,14 @@ export const AiSettingsView = Schema.Struct({
   apiKeyEncryptedAtRest: Schema.Boolean,
   /** `null` for the global default. */
   updatedAt: Schema.NullOr(Timestamp)
-}).annotations({ identifier: "AiSettings", description: "The API key is never returned." })
+}).annotate({
+  identifier: "AiSettings",
+  description: "The model that answers the workspace and where its settings come from; the API key is never returned."
+})
 export type AiSettingsView = typeof AiSettingsView.Type
 
 /** A calendar day, UTC: `2026-11-23`. */
-export const Day = Schema.String.pipe(Schema.pattern(/^\d{4}-\d{2}-\d{2}$/), Schema.annotations({ jsonSchema: { format: "date" } }))
+export const Day = Schema.String.check(Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/)).annotate({ format: "date" })
 
 /** Token use of one workspace, UTC day, provider and model. */
 export const AiUsageDay = Schema.Struct({
@@ -124,14 +125,14 @@ export const AiUsageDay = Schema.Struct({
   outputTokens: Schema.Int,
   /** Model calls (an agent's reply makes one per turn). */
   requests: Schema.Int
-}).annotations({ identifier: "AiUsageDay" })
+}).annotate({ identifier: "AiUsageDay" })
 export type AiUsageDay = typeof AiUsageDay.Type
 
 export const AiUsageTotal = Schema.Struct({
   inputTokens: Schema.Int,
   outputTokens: Schema.Int,
   requests: Schema.Int
-}).annotations({ identifier: "AiUsageTotal" })
+}).annotate({ identifier: "AiUsageTotal" })
 
 export const AiUsageReport = Schema.Struct({
   workspaceId: WorkspaceId,
@@ -141,14 +142,14 @@ export const AiUsageReport = Schema.Struct({
   /** Newest day first; days without use are left out. */
   perDay: Schema.Array(AiUsageDay),
   total: AiUsageTotal
-}).annotations({ identifier: "AiUsageReport" })
+}).annotate({
+  identifier: "AiUsageReport",
+  description: "Tokens the workspace used per UTC day, provider and model, and their total"
+})
 export type AiUsageReport = typeof AiUsageReport.Type
 
 /** The usage window: 1 to 366 days back from today (UTC), 30 by default. */
-export const UsageDays = Schema.NumberFromString.pipe(
-  Schema.int({ [ErrorType]: "int_parsing", message: () => "Input should be a valid integer" }),
-  Schema.between(1, 366, {
-    [ErrorType]: "value_error",
-    message: () => "days should be between 1 and 366"
-  })
+export const UsageDays = Schema.NumberFromString.check(
+  Schema.isInt({ errorType: "int_parsing", message: "Input should be a valid integer" }).abort(),
+  Schema.isBetween({ minimum: 1, maximum: 366 }, { errorType: "value_error", message: "days should be between 1 and 366" })
 )

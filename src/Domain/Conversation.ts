@@ -1,4 +1,5 @@
-import * as Model from "@effect/sql/Model"
+import * as Model from "effect/schema/Model"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { At, CreatedAt, Internal, InternalCreatedAt, InternalJsonb, Jsonb, NullableJsonb, Sequence } from "./Fields.js"
 import { ConversationId, CustomerId, IntegrationId, MessageId, WorkspaceId } from "./Ids.js"
@@ -6,26 +7,26 @@ import { ExternalId, HttpUrl, JsonObject, Text, Timestamp } from "./Primitives.j
 import { withAliases } from "./Validation.js"
 
 /** docs/api.md. */
-export const Role = Schema.Literal("human", "ai", "agent", "system")
+export const Role = Schema.Literals(["human", "ai", "agent", "system"])
 export type Role = typeof Role.Type
 
-export const MessageType = Schema.Literal("default", "note", "event")
+export const MessageType = Schema.Literals(["default", "note", "event"])
 export type MessageType = typeof MessageType.Type
 
-export const ConversationStatus = Schema.Literal("open", "escalated", "closed")
+export const ConversationStatus = Schema.Literals(["open", "escalated", "closed"])
 export type ConversationStatus = typeof ConversationStatus.Type
 
 export const Attachment = Schema.Struct({
   name: Text,
   url: HttpUrl
-}).annotations({ identifier: "Attachment" })
+}).annotate({ identifier: "Attachment" })
 export type Attachment = typeof Attachment.Type
 
 export const AgentInfo = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
   avatar: Schema.String
-}).annotations({ identifier: "AgentInfo" })
+}).annotate({ identifier: "AgentInfo" })
 export type AgentInfo = typeof AgentInfo.Type
 
 /**
@@ -33,7 +34,7 @@ export type AgentInfo = typeof AgentInfo.Type
  * integration; `id` is Parley's.
  */
 export class Conversation extends Model.Class<Conversation>("Conversation")({
-  id: Model.Generated(ConversationId),
+  id: Model.GeneratedByDb(ConversationId),
   workspaceId: Internal(WorkspaceId),
   integrationId: Internal(IntegrationId),
   externalId: Schema.String,
@@ -47,12 +48,12 @@ export class Conversation extends Model.Class<Conversation>("Conversation")({
 export const ConversationView = Schema.Struct({
   ...Conversation.json.fields,
   firstUnreadMessageId: Schema.NullOr(MessageId)
-}).annotations({ identifier: "Conversation" })
+}).annotate({ identifier: "Conversation" })
 export type ConversationView = typeof ConversationView.Type
 
 /** A message (docs/api.md). `externalId` is the integrator's id for it, kept beside Parley's. */
 export class Message extends Model.Class<Message>("Message")({
-  id: Model.Generated(MessageId),
+  id: Model.GeneratedByDb(MessageId),
   conversationId: Internal(ConversationId),
   integrationId: Internal(IntegrationId),
   externalId: Schema.NullOr(Schema.String),
@@ -72,25 +73,28 @@ export class Message extends Model.Class<Message>("Message")({
   createdAt: InternalCreatedAt
 }) {}
 
-export const MessageJson = Message.json.annotations({ identifier: "Message" })
+export const MessageJson = Message.json.annotate({ identifier: "Message" })
 
 export const MessageReceived = Schema.Struct({
   message: MessageJson,
   conversation: ConversationView
-}).annotations({ identifier: "MessageReceivedResponse" })
+}).annotate({
+  identifier: "MessageReceivedResponse",
+  description: "The message as stored, and its conversation as it is now"
+})
 export type MessageReceived = typeof MessageReceived.Type
 
 /** docs/api.md, camelCase: the reference spelling. */
 const InboundMessageFields = {
   id: ExternalId,
   role: Role,
-  sentAt: Schema.optionalWith(Timestamp, { exact: true }),
+  sentAt: Schema.optionalKey(Timestamp),
   customerId: ExternalId,
   text: Text,
-  attachments: Schema.optionalWith(Schema.Array(Attachment), { default: () => [] }),
+  attachments: Schema.Array(Attachment).pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed([]))),
   conversationId: ExternalId,
-  syncOnly: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  requestContext: Schema.optionalWith(JsonObject, { exact: true })
+  syncOnly: Schema.Boolean.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(false))),
+  requestContext: Schema.optionalKey(JsonObject)
 }
 
 /**
@@ -103,7 +107,7 @@ export const InboundMessage = withAliases(InboundMessageFields, {
   conversation_id: "conversationId",
   sync_only: "syncOnly",
   request_context: "requestContext"
-}).annotations({
+}, {
   identifier: "InboundMessage",
   description: "camelCase is the reference; sent_at, customer_id, conversation_id, sync_only and request_context " +
     "are accepted too. Required: id, role, customerId, text, conversationId (in either spelling)."

@@ -1,4 +1,4 @@
-import * as Model from "@effect/sql/Model"
+import * as Model from "effect/schema/Model"
 import * as Schema from "effect/Schema"
 import { Internal, InternalCreatedAt, NullableJsonb } from "./Fields.js"
 import { CustomerId, WorkspaceId } from "./Ids.js"
@@ -11,7 +11,7 @@ export const Account = Schema.Struct({
   email: optionalNullable(Schema.String),
   website: optionalNullable(Schema.String),
   customFields: optionalNullable(JsonObject)
-}).annotations({ identifier: "Account" })
+}).annotate({ identifier: "Account" })
 export type Account = typeof Account.Type
 
 /**
@@ -36,7 +36,7 @@ export class Customer extends Model.Class<Customer>("Customer")({
   createdAt: InternalCreatedAt
 }) {}
 
-export const CustomerJson = Customer.json.annotations({ identifier: "Customer" })
+export const CustomerJson = Customer.json.annotate({ identifier: "Customer" })
 
 /** What a helpdesk or a message tells about a customer; absent fields keep their stored value. */
 export interface CustomerFacts {

@@ -1,10 +1,12 @@
-import * as Model from "@effect/sql/Model"
+import * as Model from "effect/schema/Model"
 import * as Schema from "effect/Schema"
-import { At, column, Internal, NullableAt } from "./Fields.js"
+import * as Struct from "effect/Struct"
+import { At, Internal, NullableAt } from "./Fields.js"
 import { ConversationId, EventId, IntegrationId, WorkspaceId } from "./Ids.js"
+import { DbNumber } from "./Primitives.js"
 
 /** Outbound event kinds (docs/webhooks.md). */
-export const EventKind = Schema.Literal(
+export const EventKind = Schema.Literals([
   "send_messages",
   "typing",
   "escalate",
@@ -12,14 +14,14 @@ export const EventKind = Schema.Literal(
   "conversation_summary",
   "conversation_title",
   "send_csat"
-)
+])
 export type EventKind = typeof EventKind.Type
 
 /**
  * `pending`: not yet attempted (or replayed); `failed`: attempted, retrying; `delivered`: a 2xx;
  * `dead`: given up (retry window over, 410 Gone, or refused).
  */
-export const DeliveryStatus = Schema.Literal("pending", "failed", "delivered", "dead")
+export const DeliveryStatus = Schema.Literals(["pending", "failed", "delivered", "dead"])
 export type DeliveryStatus = typeof DeliveryStatus.Type
 
 /**
@@ -29,18 +31,14 @@ export type DeliveryStatus = typeof DeliveryStatus.Type
 export class Delivery extends Model.Class<Delivery>("Delivery")({
   id: EventId,
   workspaceId: Internal(WorkspaceId),
-  event: Model.Field({
-    select: column(Schema.String, "kind"),
-    insert: column(Schema.String, "kind"),
-    update: column(Schema.String, "kind"),
-    json: Schema.String
-  }),
+  /** The column `kind` (the repository reads it `AS event`). */
+  event: Schema.String,
   integrationId: IntegrationId,
   conversationId: Schema.NullOr(ConversationId),
   body: Internal(Schema.String),
   status: DeliveryStatus,
-  attempts: Schema.Number,
-  lastStatusCode: Schema.NullOr(Schema.Number),
+  attempts: Schema.Int,
+  lastStatusCode: Schema.NullOr(Schema.Int),
   lastError: Schema.NullOr(Schema.String),
   nextAttemptAt: NullableAt,
   createdAt: At,
@@ -54,33 +52,32 @@ export class Delivery extends Model.Class<Delivery>("Delivery")({
   generation: Internal(Schema.Number)
 }) {}
 
-export const DeliveryJson = Delivery.json.annotations({
+export const DeliveryJson = Delivery.json.annotate({
   identifier: "Delivery",
   description: "An outbound event and its delivery state; id is the eventId."
 })
 
 /** One attempt at delivering an event. */
 export class DeliveryAttempt extends Model.Class<DeliveryAttempt>("DeliveryAttempt")({
-  id: Model.Generated(Schema.NumberFromString),
+  id: Model.GeneratedByDb(DbNumber),
   eventId: Internal(EventId),
-  attempt: Schema.Number,
+  attempt: Schema.Int,
   startedAt: At,
-  latencyMs: Schema.Number,
-  statusCode: Schema.NullOr(Schema.Number),
+  latencyMs: Schema.Finite,
+  statusCode: Schema.NullOr(Schema.Int),
   error: Schema.NullOr(Schema.String),
   responseSnippet: Schema.NullOr(Schema.String),
   nextRetryAt: NullableAt
 }) {}
 
-export const DeliveryAttemptJson = Schema.Struct(DeliveryAttempt.json.fields).pipe(
-  Schema.omit("id"),
-  Schema.annotations({ identifier: "DeliveryAttempt" })
-)
+export const DeliveryAttemptJson = Schema.Struct(DeliveryAttempt.json.fields).mapFields(Struct.omit(["id"])).annotate({
+  identifier: "DeliveryAttempt"
+})
 
 export const DeliveryDetail = Schema.Struct({
   ...Delivery.json.fields,
   body: Schema.String,
   attemptLog: Schema.Array(DeliveryAttemptJson)
-}).annotations({ identifier: "DeliveryDetail" })
+}).annotate({ identifier: "DeliveryDetail", description: "One delivery with the body sent and every attempt" })
 export type DeliveryDetail = typeof DeliveryDetail.Type
 

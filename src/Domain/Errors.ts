@@ -1,31 +1,42 @@
 /**
  * The errors a client can see. On the wire they are FastAPI-shaped (`{"detail": ...}`, docs/api.md):
- * each class below is paired with a wire schema that drops the `_tag`, so the body is exactly the API's.
+ * each class below is paired with a wire schema that drops the `_tag`, so the body is exactly the API's
+ * (here, or in `src/Auth/Api.ts` for the answers that carry headers: 401, 429, 503).
  */
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { formatIssue, type Location, ValidationItem } from "./Validation.js"
 
-export const detailBody = <Self extends { readonly detail: string }, I>(
-  cls: Schema.Schema<Self, I, never> & { new(props: { readonly detail: string }): Self },
+/**
+ * `{"detail": "..."}` on the wire, decoded to (and encoded from) the error class `cls`, answered with
+ * `status`. The identifier and the description are the wire side's, so the OpenAPI component is named
+ * `identifier` and describes the body; the class side carries the description for the response's.
+ */
+export const detailBody = <Self extends { readonly detail: string }>(
+  cls: Schema.Top & { new(props: { readonly detail: string }): Self },
   status: number,
-  description: string
-): Schema.Schema<Self, { readonly detail: string }> =>
-  Schema.transform(Schema.Struct({ detail: Schema.String }), Schema.typeSchema(cls), {
-    strict: true,
-    decode: (body) => new cls({ detail: body.detail }),
-    encode: (error) => ({ detail: error.detail })
-  }).annotations({ ...HttpApiSchema.annotations({ status }), description, identifier: `${String(status)}Error` })
+  description: string,
+  identifier = `${String(status)}Error`
+) =>
+  Schema.Struct({ detail: Schema.String }).annotate({ identifier, description }).pipe(
+    Schema.decodeTo(
+      Schema.instanceOf(cls),
+      SchemaTransformation.transform({
+        decode: (body) => new cls({ detail: body.detail }),
+        encode: (error) => ({ detail: error.detail })
+      })
+    ),
+    HttpApiSchema.status(status)
+  ).annotate({ description })
 
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
   detail: Schema.String
 }) {}
-export const UnauthorizedBody = detailBody(Unauthorized, 401, "Missing, invalid or revoked bearer token")
 
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { detail: Schema.String }) {}
-export const NotFoundBody = detailBody(NotFound, 404, "Not found in the caller's workspace")
+export const NotFoundBody = detailBody(NotFound, 404, "Not found: an unknown id, or another workspace's")
 
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   detail: Schema.String
@@ -44,42 +55,25 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   detail: Schema.String,
   retryAfterSeconds: Schema.Number
 }) {}
-export const RateLimitedBody: Schema.Schema<RateLimited, { readonly detail: string }> = Schema.transform(
-  Schema.Struct({ detail: Schema.String }),
-  Schema.typeSchema(RateLimited),
-  {
-    strict: true,
-    decode: (body) => new RateLimited({ detail: body.detail, retryAfterSeconds: 1 }),
-    encode: (error) => ({ detail: error.detail })
-  }
-).annotations({
-  ...HttpApiSchema.annotations({ status: 429 }),
-  description: "Per-token rate limit exceeded; see the Retry-After header",
-  identifier: "429Error"
-})
-
 export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
   detail: Schema.Array(ValidationItem)
 }) {}
-export const ValidationErrorBody: Schema.Schema<ValidationError, {
-  readonly detail: ReadonlyArray<{ readonly loc: ReadonlyArray<string | number>; readonly msg: string; readonly type: string }>
-}> = Schema.transform(
-  Schema.Struct({ detail: Schema.Array(ValidationItem) }),
-  Schema.typeSchema(ValidationError),
-  {
-    strict: true,
-    decode: (body) => new ValidationError({ detail: body.detail }),
-    encode: (error) => ({ detail: error.detail })
-  }
-).annotations({
-  ...HttpApiSchema.annotations({ status: 422 }),
-  description: "Validation error",
-  identifier: "HTTPValidationError"
-})
+export const ValidationErrorBody = Schema.Struct({ detail: Schema.Array(ValidationItem) })
+  .annotate({ identifier: "HTTPValidationError", description: "Validation error" })
+  .pipe(
+    Schema.decodeTo(
+      Schema.instanceOf(ValidationError),
+      SchemaTransformation.transform({
+        decode: (body) => new ValidationError({ detail: body.detail }),
+        encode: (error) => ({ detail: error.detail })
+      })
+    ),
+    HttpApiSchema.status(422)
+  ).annotate({ description: "Validation error" })
 
 /** One problem of an input, located within it. */
 const InputProblem = Schema.Struct({
-  path: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
+  path: Schema.Array(Schema.Union([Schema.String, Schema.Int])),
   message: Schema.String,
   type: Schema.String
 })
@@ -103,12 +97,14 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>()("InvalidInp
 }
 
 /** Decodes an input; its problems are an `InvalidInput`, located within it. */
-export const decodeInput = <A, I>(schema: Schema.Schema<A, I>) => (input: unknown) =>
-  ParseResult.decodeUnknown(schema, { errors: "all", onExcessProperty: "ignore" })(input).pipe(
-    Effect.mapError((issue) =>
-      new InvalidInput({
-        problems: formatIssue("body", issue).map((item) => ({ path: item.loc.slice(1), message: item.msg, type: item.type }))
-      })
+export const decodeInput = <S extends Schema.Top>(schema: S) => {
+  const decode = Schema.decodeUnknownEffect(schema, { errors: "all", onExcessProperty: "ignore" })
+  return (input: unknown) =>
+    decode(input).pipe(
+      Effect.mapError((error) =>
+        new InvalidInput({
+          problems: formatIssue("body", error.issue).map((item) => ({ path: item.loc.slice(1), message: item.msg, type: item.type }))
+        })
+      )
     )
-  )
-
+}

@@ -7,14 +7,14 @@ import { MessageJson } from "./Conversation.js"
 import { MessageId } from "./Ids.js"
 
 /** `send_messages`: the AI's messages, as the API shows messages (docs/api.md). */
-export const SendMessagesData = Schema.Struct({ messages: Schema.Array(MessageJson) }).annotations({
+export const SendMessagesData = Schema.Struct({ messages: Schema.Array(MessageJson) }).annotate({
   identifier: "SendMessagesData"
 })
 
 /** `typing`: the AI started writing the answer to the customer's message `messageId`. */
-export const TypingData = Schema.Struct({ messageId: MessageId }).annotations({ identifier: "TypingData" })
+export const TypingData = Schema.Struct({ messageId: MessageId }).annotate({ identifier: "TypingData" })
 
-export const EscalationReason = Schema.Literal("no_answer", "handover", "ai_unavailable")
+export const EscalationReason = Schema.Literals(["no_answer", "handover", "ai_unavailable"])
 
 /**
  * `escalate`: the AI handed the conversation to a person; it is now `escalated` and the AI stays
@@ -27,24 +27,24 @@ export const EscalateData = Schema.Struct({
   detail: Schema.String,
   summary: Schema.String,
   messageId: Schema.NullOr(MessageId)
-}).annotations({ identifier: "EscalateData" })
+}).annotate({ identifier: "EscalateData" })
 
 /** `close_conversation`: the AI closed a resolved conversation; `messageId` is the goodbye, if one was sent. */
 export const CloseConversationData = Schema.Struct({
   summary: Schema.String,
   messageId: Schema.NullOr(MessageId)
-}).annotations({ identifier: "CloseConversationData" })
+}).annotate({ identifier: "CloseConversationData" })
 
 /** `conversation_summary`: a summary for the human agent, at a hand-over or a close. */
 export const ConversationSummaryData = Schema.Struct({
   summary: Schema.String,
-  at: Schema.Literal("escalation", "close")
-}).annotations({ identifier: "ConversationSummaryData" })
+  at: Schema.Literals(["escalation", "close"])
+}).annotate({ identifier: "ConversationSummaryData" })
 
 /** `conversation_title`: a short title, after the conversation's first exchange. */
-export const ConversationTitleData = Schema.Struct({ title: Schema.String }).annotations({
+export const ConversationTitleData = Schema.Struct({ title: Schema.String }).annotate({
   identifier: "ConversationTitleData"
 })
 
 /** `send_csat`: the conversation was closed; ask the customer for a rating (then POST csat-response-received). */
-export const SendCsatData = Schema.Struct({}).annotations({ identifier: "SendCsatData" })
+export const SendCsatData = Schema.Struct({}).annotate({ identifier: "SendCsatData" })

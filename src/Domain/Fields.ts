@@ -3,15 +3,15 @@
  * (`select`, `insert`, `update`) and the wire (`json`, `jsonCreate`, `jsonUpdate`). A field below says
  * once how a column is read and written and whether, and how, the wire shows it.
  */
-import * as Model from "@effect/sql/Model"
 import * as Schema from "effect/Schema"
-import { Timestamp } from "./Primitives.js"
+import * as Model from "effect/schema/Model"
+import { DbNumber, Timestamp } from "./Primitives.js"
 
 /** A column the wire never shows (written on insert and update). */
-export const Internal = <S extends Schema.Schema.All>(schema: S) => Model.FieldExcept("json", "jsonCreate", "jsonUpdate")(schema)
+export const Internal = <S extends Schema.Top>(schema: S) => Model.FieldExcept(["json", "jsonCreate", "jsonUpdate"])(schema)
 
 /** Set by the database (a default or a sequence): read, never written; not on the wire. */
-export const Generated = <S extends Schema.Schema.All>(schema: S) => Model.FieldOnly("select")(schema)
+export const Generated = <S extends Schema.Top>(schema: S) => Model.FieldOnly(["select"])(schema)
 
 /** A timestamp column: a `Date` from PostgreSQL, ISO 8601 UTC with `Z` on the wire. */
 export const At = Model.Field({
@@ -36,29 +36,25 @@ export const CreatedAt = Model.Field({ select: Schema.DateTimeUtcFromDate, json:
 export const InternalCreatedAt = Generated(Schema.DateTimeUtcFromDate)
 
 /** A `jsonb` column: PostgreSQL returns the object; it is written as JSON text. */
-export const Jsonb = <A, I>(schema: Schema.Schema<A, I>) =>
-  Model.Field({ select: schema, insert: Schema.parseJson(schema), update: Schema.parseJson(schema), json: schema })
+export const Jsonb = <S extends Schema.Top>(schema: S) =>
+  Model.Field({ select: schema, insert: Schema.fromJsonString(schema), update: Schema.fromJsonString(schema), json: schema })
 
 /** A nullable `jsonb` column. */
-export const NullableJsonb = <A, I>(schema: Schema.Schema<A, I>) =>
+export const NullableJsonb = <S extends Schema.Top>(schema: S) =>
   Model.Field({
     select: Schema.NullOr(schema),
-    insert: Schema.NullOr(Schema.parseJson(schema)),
-    update: Schema.NullOr(Schema.parseJson(schema)),
+    insert: Schema.NullOr(Schema.fromJsonString(schema)),
+    update: Schema.NullOr(Schema.fromJsonString(schema)),
     json: Schema.NullOr(schema)
   })
 
 /** A nullable `jsonb` column the wire never shows. */
-export const InternalJsonb = <A, I>(schema: Schema.Schema<A, I>) =>
+export const InternalJsonb = <S extends Schema.Top>(schema: S) =>
   Model.Field({
     select: Schema.NullOr(schema),
-    insert: Schema.NullOr(Schema.parseJson(schema)),
-    update: Schema.NullOr(Schema.parseJson(schema))
+    insert: Schema.NullOr(Schema.fromJsonString(schema)),
+    update: Schema.NullOr(Schema.fromJsonString(schema))
   })
 
-/** A `bigint` column (PostgreSQL sends it as text), set by the database, not on the wire. */
-export const Sequence = Generated(Schema.NumberFromString)
-
-/** A field whose column has another name than the field (the wire's name). */
-export const column = <A, I>(schema: Schema.Schema<A, I>, name: string) =>
-  Schema.propertySignature(schema).pipe(Schema.fromKey(name))
+/** A `bigint` column, set by the database, not on the wire. */
+export const Sequence = Generated(DbNumber)

@@ -9,13 +9,11 @@
  * either end (receivers strip it, so it could not arrive as saved). Non-ASCII text is refused rather
  * than sent as ISO-8859-1 bytes the receiver would misread; encode it (e.g. percent-encoding) first.
  */
-import * as Arr from "effect/Array"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type * as AST from "effect/SchemaAST"
-import { ErrorType } from "./Validation.js"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaParser from "effect/SchemaParser"
 
 /** Longest header name, in characters. */
 export const HEADER_NAME_MAX = 256
@@ -145,64 +143,49 @@ export const headerProblems = (headers: Readonly<Record<string, string>>, rules:
   return problems
 }
 
-const StringRecord = Schema.Record({ key: Schema.String, value: Schema.String })
-
-const problemAst = (type: string): AST.AST =>
-  Schema.String.annotations({
-    [ErrorType]: type,
-    message: (issue) => issue._tag === "Type" && issue.message !== undefined ? issue.message : "Invalid header"
-  }).ast
-
-const isObject = (input: unknown): input is Readonly<Record<string, unknown>> =>
-  typeof input === "object" && input !== null && !Array.isArray(input)
-
-const check = (rules: HeaderRules) =>
-(
-  input: unknown,
-  options: AST.ParseOptions,
-  ast: AST.AST
-): Effect.Effect<{ readonly [x: string]: string }, ParseResult.ParseIssue> =>
-  Effect.gen(function*() {
-    const decoded = yield* Effect.either(ParseResult.decodeUnknown(StringRecord)(input, options))
-    if (Either.isLeft(decoded) && !isObject(input)) return yield* Effect.fail(decoded.left)
-    // Values of the wrong type are reported by the record's own decoding; the rest are checked here, so
-    // that every problem is reported at once.
-    const strings = Either.isRight(decoded) ? decoded.right : Object.fromEntries(
-      Object.entries(isObject(input) ? input : {}).flatMap(([name, value]) =>
-        typeof value === "string" ? [[name, value] as const] : []
-      )
-    )
-    const problems: Array<ParseResult.ParseIssue> = headerProblems(strings, rules).map((problem) => {
-      const issue = new ParseResult.Type(problemAst(problem.type), problem.name ?? strings, problem.msg)
-      return problem.name === undefined ? issue : new ParseResult.Pointer(problem.name, strings, issue)
-    })
-    const issues = Either.isLeft(decoded) ? [decoded.left, ...problems] : problems
-    if (Either.isRight(decoded) && issues.length === 0) return decoded.right
-    if (!Arr.isNonEmptyArray(issues)) return yield* Effect.fail(new ParseResult.Type(ast, input))
-    return yield* Effect.fail(
-      new ParseResult.Composite(ast, input, options.errors === "all" ? issues : Arr.of(Arr.headNonEmpty(issues)))
-    )
-  })
+const StringRecord = Schema.Record(Schema.String, Schema.String)
 
 /**
  * A record of custom headers that can be sent as they are. Each problem is located at its header
  * (`["body","webhook","headers","X-Name"]`), with the types `header_name`, `reserved_header`,
  * `forbidden_header`, `header_value`, `header_too_long`, `duplicate_header`, or at the record itself
  * with `headers_too_large`.
+ *
+ * Every problem is reported at once: a value that is not a string (`string_type`) as well as the
+ * problems of the headers that are strings. A filter on the record of strings alone would not do: it
+ * runs only once every value decoded, so it is checked while the values are still `unknown`.
  */
-export const sendableHeaders = (rules: HeaderRules): Schema.Schema<{ readonly [x: string]: string }> =>
-  Schema.declare([], {
-    decode: () => check(rules),
-    encode: () => check(rules)
-  }, {
+export const sendableHeaders = (rules: HeaderRules) => {
+  const problemsOf = (headers: { readonly [x: string]: string }): Array<SchemaIssue.Issue> =>
+    headerProblems(headers, rules).map((problem) => {
+      const issue = new SchemaIssue.InvalidValue({ message: problem.msg, errorType: problem.type })
+      return problem.name === undefined ? issue : new SchemaIssue.Pointer([problem.name], issue)
+    })
+  const Headers = Schema.Record(Schema.String, Schema.Unknown).check(
+    Schema.makeFilter((input: { readonly [x: string]: unknown }, _ast, options) => {
+      const decoded = SchemaParser.decodeUnknownResult(StringRecord)(input, options)
+      // Values of the wrong type are reported by the record's own decoding; the strings are checked here.
+      const strings = Result.isSuccess(decoded) ? decoded.success : Object.fromEntries(
+        Object.entries(input).filter((entry): entry is [string, string] => typeof entry[1] === "string")
+      )
+      const issues = [...(Result.isFailure(decoded) ? [decoded.failure] : []), ...problemsOf(strings)]
+      return issues.length === 0 ? undefined : options.errors === "all" ? issues : issues.slice(0, 1)
+    }, {
+      toJsonSchema: () => ({
+        additionalProperties: { type: "string", maxLength: HEADER_VALUE_MAX, pattern: "^([!-~]([\\t -~]*[!-~])?)?$" },
+        propertyNames: { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: HEADER_NAME_MAX }
+      })
+    })
+  ).annotate({
     identifier: "WebhookHeaders",
     description: `Custom headers sent with every webhook: RFC 9110 token names, visible-ASCII values of at most ${
       HEADER_VALUE_MAX
     } characters without surrounding whitespace, at most ${HEADERS_TOTAL_MAX} bytes in all; hop-by-hop, framing ` +
-      "and Parley's own headers are refused.",
-    jsonSchema: {
-      type: "object",
-      additionalProperties: { type: "string", maxLength: HEADER_VALUE_MAX, pattern: "^([!-~]([\\t -~]*[!-~])?)?$" },
-      propertyNames: { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: HEADER_NAME_MAX }
-    }
+      "and Parley's own headers are refused."
   })
+  // The check lets only strings through. It and the annotations are on the encoded side, which is what
+  // the OpenAPI document describes.
+  return Headers.pipe(
+    Schema.decodeTo(StringRecord, { decode: SchemaGetter.passthrough({ strict: false }), encode: SchemaGetter.passthrough() })
+  )
+}

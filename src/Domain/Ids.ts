@@ -1,10 +1,16 @@
 import * as Schema from "effect/Schema"
-import { ErrorType } from "./Validation.js"
 
-const uuid = Schema.UUID.annotations({
-  [ErrorType]: "uuid_parsing",
-  message: () => "Input should be a valid UUID"
-})
+/**
+ * A UUID as PostgreSQL's `uuid` type reads it: 32 hex digits in the 8-4-4-4-12 form, any version or
+ * variant (an integrator's own ids need not be RFC 9562 UUIDs; `Schema.isUUID` would refuse them).
+ */
+const uuid = Schema.String.check(
+  Schema.isGUID({
+    errorType: "uuid_parsing",
+    message: "Input should be a valid UUID",
+    toJsonSchema: () => ({ format: "uuid", pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$" })
+  })
+)
 
 export const WorkspaceId = uuid.pipe(Schema.brand("WorkspaceId"))
 export type WorkspaceId = typeof WorkspaceId.Type

@@ -1,13 +1,13 @@
-import * as Model from "@effect/sql/Model"
+import * as Model from "effect/schema/Model"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { column, Internal, InternalCreatedAt, Jsonb } from "./Fields.js"
+import { Internal, InternalCreatedAt, Jsonb } from "./Fields.js"
 import { sendableHeaders } from "./HttpHeaders.js"
 import { IntegrationId, ToneId, WorkspaceId } from "./Ids.js"
 import { HttpUrl, JsonObject, nonEmptyString } from "./Primitives.js"
-import { ErrorType } from "./Validation.js"
 
 /** The feature flags (docs/api.md, Resources). */
-export const FeatureName = Schema.Literal(
+export const FeatureName = Schema.Literals([
   "typing",
   "escalation",
   "closeTicket",
@@ -27,15 +27,15 @@ export const FeatureName = Schema.Literal(
   "conversationTitle",
   "customerMessageGuardrails",
   "preemptiveRetrieval"
-)
+])
 export type FeatureName = typeof FeatureName.Type
 
-export const SupportedFeatures = Schema.Record({ key: FeatureName, value: Schema.Boolean }).annotations({
+export const SupportedFeatures = Schema.Record(FeatureName, Schema.Boolean).annotate({
   identifier: "SupportedFeatures"
 })
 export type SupportedFeatures = typeof SupportedFeatures.Type
 
-export const SupportedFeaturesPatch = Schema.partialWith(SupportedFeatures, { exact: true }).annotations({
+export const SupportedFeaturesPatch = Schema.Record(FeatureName, Schema.optionalKey(Schema.Boolean)).annotate({
   identifier: "SupportedFeaturesPatch"
 })
 export type SupportedFeaturesPatch = typeof SupportedFeaturesPatch.Type
@@ -89,13 +89,13 @@ export const WebhookHeaders = sendableHeaders(webhookHeaderRules)
  * Custom headers as stored and returned: not re-validated, so rows saved before a rule existed still
  * load (the sender skips what it cannot send).
  */
-export const StoredWebhookHeaders = Schema.Record({ key: Schema.String, value: Schema.String })
+export const StoredWebhookHeaders = Schema.Record(Schema.String, Schema.String)
 
 export const WebhookConfig = Schema.Struct({
   url: HttpUrl,
   headers: StoredWebhookHeaders,
   metadata: JsonObject
-}).annotations({ identifier: "WebhookConfig" })
+}).annotate({ identifier: "WebhookConfig" })
 export type WebhookConfig = typeof WebhookConfig.Type
 
 export const IntegrationSettings = Schema.Struct({
@@ -106,29 +106,26 @@ export const IntegrationSettings = Schema.Struct({
   channelsSettings: JsonObject,
   webhook: WebhookConfig,
   webhookEnabled: Schema.Boolean
-}).annotations({ identifier: "IntegrationSettings" })
+}).annotate({ identifier: "IntegrationSettings" })
 export type IntegrationSettings = typeof IntegrationSettings.Type
 
 const IntegrationName = nonEmptyString(200)
 
 /** docs/api.md, a partial update (docs/api.md): present fields replace, flags merge one by one. */
 export const IntegrationSettingsPatch = Schema.Struct({
-  name: Schema.optionalWith(IntegrationName, { exact: true }),
-  supportedFeatures: Schema.optionalWith(SupportedFeaturesPatch, { exact: true }),
-  toneId: Schema.optionalWith(Schema.NullOr(ToneId), { exact: true }),
-  firstResponseToneId: Schema.optionalWith(Schema.NullOr(ToneId), { exact: true }),
-  channelsSettings: Schema.optionalWith(JsonObject, { exact: true }),
+  name: Schema.optionalKey(IntegrationName),
+  supportedFeatures: Schema.optionalKey(SupportedFeaturesPatch),
+  toneId: Schema.optionalKey(Schema.NullOr(ToneId)),
+  firstResponseToneId: Schema.optionalKey(Schema.NullOr(ToneId)),
+  channelsSettings: Schema.optionalKey(JsonObject),
   /** Re-enables deliveries after a receiver answered 410 Gone (or pauses them with false). */
-  webhookEnabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
-  webhook: Schema.optionalWith(
-    Schema.Struct({
-      url: Schema.optionalWith(HttpUrl, { exact: true }),
-      headers: Schema.optionalWith(WebhookHeaders, { exact: true }),
-      metadata: Schema.optionalWith(JsonObject, { exact: true })
-    }),
-    { exact: true }
-  )
-}).annotations({ identifier: "IntegrationSettingsUpdate" })
+  webhookEnabled: Schema.optionalKey(Schema.Boolean),
+  webhook: Schema.optionalKey(Schema.Struct({
+    url: Schema.optionalKey(HttpUrl),
+    headers: Schema.optionalKey(WebhookHeaders),
+    metadata: Schema.optionalKey(JsonObject)
+  }))
+}).annotate({ identifier: "IntegrationSettingsUpdate" })
 export type IntegrationSettingsPatch = typeof IntegrationSettingsPatch.Type
 
 /**
@@ -136,39 +133,36 @@ export type IntegrationSettingsPatch = typeof IntegrationSettingsPatch.Type
  * `{integrationId, integration, settings}`; the row's columns are `id` and `kind`.
  */
 export class Integration extends Model.Class<Integration>("Integration")({
-  integrationId: Model.Field({ select: column(IntegrationId, "id"), update: column(IntegrationId, "id"), json: IntegrationId }),
+  /** The column `id` (the repository reads it `AS integration_id`). */
+  integrationId: Model.Field({ select: IntegrationId, update: IntegrationId, json: IntegrationId }),
   workspaceId: Internal(WorkspaceId),
-  integration: Model.Field({
-    select: column(Schema.String, "kind"),
-    insert: column(Schema.String, "kind"),
-    update: column(Schema.String, "kind"),
-    json: Schema.String
-  }),
+  /** The column `kind` (read `AS integration`). */
+  integration: Schema.String,
   settings: Jsonb(IntegrationSettings),
   createdAt: InternalCreatedAt
 }) {}
 
-export const IntegrationJson = Integration.json.annotations({ identifier: "Integration" })
+export const IntegrationJson = Integration.json.annotate({
+  identifier: "Integration",
+  description: "An integration and its settings (a helpdesk's webhook secret shows as ********)"
+})
 
 export const NewIntegration = Schema.Struct({
   name: IntegrationName,
-  integration: Schema.optionalWith(
-    Schema.String.pipe(
-      Schema.pattern(/^[a-z][a-z0-9_-]{0,39}$/, {
-        [ErrorType]: "string_pattern_mismatch",
-        message: () => "Integration kind should be a lowercase word such as api or chatwoot"
-      })
-    ),
-    { default: () => "api" }
-  ),
+  integration: Schema.String.check(
+    Schema.isPattern(/^[a-z][a-z0-9_-]{0,39}$/, {
+      errorType: "string_pattern_mismatch",
+      message: "Integration kind should be a lowercase word such as api or chatwoot"
+    })
+  ).pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed("api"))),
   webhook: Schema.Struct({
     url: HttpUrl,
-    headers: Schema.optionalWith(WebhookHeaders, { default: () => ({}) }),
-    metadata: Schema.optionalWith(JsonObject, { default: () => ({}) })
+    headers: WebhookHeaders.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed({}))),
+    metadata: JsonObject.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed({})))
   }),
-  supportedFeatures: Schema.optionalWith(SupportedFeaturesPatch, { default: () => ({}) }),
-  channelsSettings: Schema.optionalWith(JsonObject, { default: () => ({}) })
-}).annotations({ identifier: "NewIntegration" })
+  supportedFeatures: SupportedFeaturesPatch.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed({}))),
+  channelsSettings: JsonObject.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed({})))
+}).annotate({ identifier: "NewIntegration" })
 export type NewIntegration = typeof NewIntegration.Type
 
 /** Applies a partial update to stored settings (docs/api.md). */

@@ -1,4 +1,5 @@
-import * as Model from "@effect/sql/Model"
+import * as Model from "effect/schema/Model"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { CreatedAt, Internal } from "./Fields.js"
 import { ArticleId, WorkspaceId } from "./Ids.js"
@@ -6,7 +7,7 @@ import { HttpUrl, nonEmptyString } from "./Primitives.js"
 
 /** A knowledge-base article of a workspace; its passages are what the embedded responder answers with. */
 export class Article extends Model.Class<Article>("Article")({
-  id: Model.Generated(ArticleId),
+  id: Model.GeneratedByDb(ArticleId),
   workspaceId: Internal(WorkspaceId),
   title: Model.Field({ select: Schema.String, insert: Schema.String, json: Schema.String, jsonCreate: nonEmptyString(500) }),
   body: Model.Field({ select: Schema.String, insert: Schema.String, jsonCreate: nonEmptyString(200_000) }),
@@ -14,10 +15,13 @@ export class Article extends Model.Class<Article>("Article")({
     select: Schema.NullOr(Schema.String),
     insert: Schema.NullOr(Schema.String),
     json: Schema.NullOr(Schema.String),
-    jsonCreate: Schema.optionalWith(Schema.NullOr(HttpUrl), { default: () => null })
+    jsonCreate: Schema.NullOr(HttpUrl).pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(null)))
   }),
   createdAt: CreatedAt
 }) {}
 
-export const ArticleJson = Article.json.annotations({ identifier: "Article" })
-export const NewArticle = Article.jsonCreate.annotations({ identifier: "NewArticle" })
+export const ArticleJson = Article.json.annotate({
+  identifier: "Article",
+  description: "A knowledge-base article (its body is not returned)"
+})
+export const NewArticle = Article.jsonCreate.annotate({ identifier: "NewArticle" })

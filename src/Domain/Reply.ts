@@ -1,10 +1,10 @@
-import * as Model from "@effect/sql/Model"
+import * as Model from "effect/schema/Model"
 import * as Schema from "effect/Schema"
 import { Passage } from "../Ai/Llm/Contract.js"
 import { CreatedAt, Internal, Jsonb } from "./Fields.js"
 import { ConversationId, MessageId, WorkspaceId } from "./Ids.js"
 
-export const ReplyActionName = Schema.Literal("answer", "escalate", "close")
+export const ReplyActionName = Schema.Literals(["answer", "escalate", "close"])
 export type ReplyActionName = typeof ReplyActionName.Type
 
 /**
@@ -41,7 +41,7 @@ export class ReplyRecord extends Model.Class<ReplyRecord>("ReplyRecord")({
   createdAt: CreatedAt
 }) {}
 
-export const ReplyRecordJson = ReplyRecord.json.annotations({
+export const ReplyRecordJson = ReplyRecord.json.annotate({
   identifier: "ReplyRecord",
   description: "What answered a customer message and what produced it: provider, model, tokens, latency, passages."
 })

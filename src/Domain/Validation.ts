@@ -2,231 +2,252 @@
  * Validation failures in the API's shape (FastAPI's convention):
  * `{"detail":[{"loc":["body","customerId"],"msg":"Field required","type":"missing"}]}`.
  *
- * Effect's ParseIssue tree is walked here, not its formatted text, so `type` is a stable machine word
- * taken from the schema itself: refinements and transformations may carry an `ErrorType` annotation.
+ * Effect's issue tree (`SchemaIssue`) is walked here, not its formatted text, so `type` is a stable
+ * machine word taken from the schema itself: filters and transformations may carry an `errorType`
+ * annotation, and `message` says it for a person.
  */
-import * as Arr from "effect/Array"
-import * as JSONSchema from "effect/JSONSchema"
-import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Effect from "effect/Effect"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as Schema from "effect/Schema"
-import * as AST from "effect/SchemaAST"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { isDeepStrictEqual } from "node:util"
 
-/** Annotation: the machine word a refinement or transformation reports when it fails. */
-export const ErrorType: unique symbol = Symbol.for("parley/ErrorType")
+declare module "effect/Schema" {
+  namespace Annotations {
+    interface Annotations {
+      /** The machine word a 422 reports when this schema, filter or transformation rejects a value. */
+      readonly errorType?: string | undefined
+    }
+  }
+}
 
 export type Location = "body" | "path" | "query" | "header"
 
 export const ValidationItem = Schema.Struct({
-  loc: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
+  loc: Schema.Array(Schema.Union([Schema.String, Schema.Int])),
   msg: Schema.String,
   type: Schema.String
-})
+}).annotate({ identifier: "ValidationItem" })
 export type ValidationItem = typeof ValidationItem.Type
 
-const errorTypeOf = (ast: AST.AST): string | undefined => {
-  const annotation = ast.annotations[ErrorType]
-  return typeof annotation === "string" ? annotation : undefined
+/** What a node of the issue tree may carry: an `errorType` and a `message`. */
+interface Said {
+  readonly errorType: string | undefined
+  readonly message: string | undefined
 }
 
-const customMessage = (ast: AST.AST, issue: ParseResult.ParseIssue): string | undefined =>
-  Option.match(AST.getMessageAnnotation(ast), {
-    onNone: () => undefined,
-    onSome: (annotation) => {
-      const out = annotation(issue)
-      if (typeof out === "string") return out
-      if (typeof out === "object" && out !== null && "message" in out && typeof out.message === "string") {
-        return out.message
-      }
-      return undefined
-    }
-  })
+const said = (annotations: Schema.Annotations.Annotations | undefined): Said => ({
+  errorType: typeof annotations?.errorType === "string" ? annotations.errorType : undefined,
+  message: typeof annotations?.["message"] === "string" ? annotations["message"] : undefined
+})
 
-const describeLiteral = (ast: AST.AST): string | undefined =>
-  AST.isLiteral(ast) ? JSON.stringify(ast.literal) : undefined
+const nothing: Said = { errorType: undefined, message: undefined }
 
-const keywordReading = (ast: AST.AST): { readonly type: string; readonly msg: string } => {
+/** What a value of this kind should have been, FastAPI's words. */
+const reading = (ast: SchemaAST.AST): { readonly type: string; readonly msg: string } => {
   switch (ast._tag) {
-    case "StringKeyword":
+    case "String":
     case "TemplateLiteral":
       return { type: "string_type", msg: "Input should be a valid string" }
-    case "NumberKeyword":
+    case "Number":
       return { type: "number_type", msg: "Input should be a valid number" }
-    case "BooleanKeyword":
+    case "Boolean":
       return { type: "bool_type", msg: "Input should be a valid boolean" }
-    case "TypeLiteral":
+    case "Objects":
       return { type: "dict_type", msg: "Input should be a valid object" }
-    case "TupleType":
+    case "Arrays":
       return { type: "list_type", msg: "Input should be a valid list" }
     case "Literal":
       return { type: "literal_error", msg: `Input should be ${JSON.stringify(ast.literal)}` }
+    case "Null":
+      return { type: "none_required", msg: "Input should be null" }
     case "Union": {
-      const literals = ast.types.map(describeLiteral)
-      if (literals.every((l) => l !== undefined)) {
-        return { type: "literal_error", msg: `Input should be ${literals.join(", ")}` }
+      const members = ast.types.filter((t) => t._tag !== "Null" && t._tag !== "Undefined")
+      if (members.length > 0 && members.every((t) => t._tag === "Literal")) {
+        return {
+          type: "literal_error",
+          msg: `Input should be ${members.map((t) => t._tag === "Literal" ? JSON.stringify(t.literal) : "").join(", ")}`
+        }
       }
-      const readings = ast.types.filter((t) => !(AST.isLiteral(t) && t.literal === null)).map(keywordReading)
+      const readings = members.map(reading)
       return readings.length === 1 ? readings[0]! : { type: "union_type", msg: "Input does not match any allowed type" }
     }
-    case "Refinement":
-      if (Option.getOrUndefined(AST.getIdentifierAnnotation(ast)) === "Int") {
-        return { type: "int_type", msg: "Input should be a valid integer" }
-      }
-      return keywordReading(ast.from)
-    case "Transformation":
-      return keywordReading(ast.from)
-    case "Declaration":
-      return { type: "value_error", msg: "Input is not valid" }
     default:
       return { type: "value_error", msg: "Input is not valid" }
   }
 }
 
-const isNullish = (ast: AST.AST): boolean =>
-  AST.isUndefinedKeyword(ast) || (AST.isLiteral(ast) && ast.literal === null)
+const located = (path: ReadonlyArray<PropertyKey>) => path.map((k) => (typeof k === "number" ? k : String(k)))
 
-type Context = { readonly path: ReadonlyArray<PropertyKey>; readonly inherited: AST.AST | undefined }
-
-const leaf = (ctx: Context, ast: AST.AST, issue: ParseResult.ParseIssue): ValidationItem => {
-  const annotated = errorTypeOf(ast) !== undefined ? ast : ctx.inherited
-  const reading = keywordReading(ast)
-  const type = (annotated && errorTypeOf(annotated)) ?? reading.type
-  const own = issue._tag === "Type" ? issue.message : undefined
-  const msg = customMessage(ast, issue) ?? own ?? (annotated && customMessage(annotated, issue)) ?? reading.msg
-  return { loc: ctx.path.map((k) => (typeof k === "number" ? k : String(k))), msg, type }
+interface Context {
+  readonly path: ReadonlyArray<PropertyKey>
+  /** The nearest enclosing filter or transformation that named its failure (`errorType`, `message`). */
+  readonly inherited: Said
 }
 
-const walk = (issue: ParseResult.ParseIssue, ctx: Context): Array<ValidationItem> => {
+const item = (ctx: Context, type: string, msg: string): ValidationItem => ({ loc: located(ctx.path), msg, type })
+
+const isNullish = (issue: SchemaIssue.Issue) =>
+  issue._tag === "InvalidType" && (issue.ast._tag === "Null" || issue.ast._tag === "Undefined")
+
+const walk = (issue: SchemaIssue.Issue, ctx: Context): Array<ValidationItem> => {
   switch (issue._tag) {
     case "Pointer":
-      return walk(issue.issue, { ...ctx, path: [...ctx.path, ...Arr.ensure(issue.path)] })
-    case "Composite": {
-      if (AST.isUnion(issue.ast)) {
-        // `optional`/`NullOr` add undefined/null members: the complaint worth reporting is the real member's.
-        const real = Arr.ensure(issue.issues).filter((member) => !(member._tag === "Type" && isNullish(member.ast)))
-        if (real.length === 1) return walk(real[0]!, ctx)
-        // Otherwise one failure: what the field should have been, not every member's complaint.
-        return [leaf(ctx, issue.ast, issue)]
-      }
-      return Arr.flatMap(Arr.ensure(issue.issues), (i) => walk(i, ctx))
+      return walk(issue.issue, { ...ctx, path: [...ctx.path, ...issue.path] })
+    case "Composite":
+      return issue.issues.flatMap((inner) => walk(inner, ctx))
+    case "AnyOf": {
+      // `NullOr`/`optional` add null/undefined members: the complaint worth reporting is the real member's.
+      const real = issue.issues.filter((member) => !isNullish(member))
+      if (real.length === 1) return walk(real[0]!, ctx)
+      const own = said(issue.ast.annotations)
+      const r = reading(issue.ast)
+      return [item(ctx, own.errorType ?? ctx.inherited.errorType ?? r.type, own.message ?? ctx.inherited.message ?? r.msg)]
     }
-    case "Missing":
-      return [{ loc: ctx.path.map((k) => (typeof k === "number" ? k : String(k))), msg: "Field required", type: "missing" }]
-    case "Unexpected":
-      return [{
-        loc: ctx.path.map((k) => (typeof k === "number" ? k : String(k))),
-        msg: "Extra inputs are not permitted",
-        type: "extra_forbidden"
-      }]
+    case "MissingKey":
+      return [item(ctx, "missing", "Field required")]
+    case "UnexpectedKey":
+      return [item(ctx, "extra_forbidden", "Extra inputs are not permitted")]
     case "Forbidden":
-      return [{
-        loc: ctx.path.map((k) => (typeof k === "number" ? k : String(k))),
-        msg: issue.message ?? "Input is not allowed",
-        type: "value_error"
-      }]
-    case "Refinement": {
-      const inherited = errorTypeOf(issue.ast) !== undefined ? issue.ast : ctx.inherited
-      if (issue.kind === "From") return walk(issue.issue, { ...ctx, inherited: ctx.inherited })
-      // A filter that names where, inside the value, the problem is.
-      if (issue.issue._tag === "Pointer") return walk(issue.issue, { ...ctx, inherited: issue.ast })
-      return [leaf({ ...ctx, inherited }, issue.ast, issue)]
+      return [item(ctx, "value_error", said(issue.annotations).message ?? "Input is not allowed")]
+    case "OneOf":
+      return [item(ctx, "value_error", "Input matches more than one allowed type")]
+    case "InvalidType": {
+      // A value of the wrong kind: the kind's words, unless the schema itself names its failure.
+      const own = said(issue.ast.annotations)
+      const r = reading(issue.ast)
+      return [item(ctx, own.errorType ?? r.type, own.message ?? r.msg)]
     }
-    case "Transformation": {
-      const inherited = errorTypeOf(issue.ast) !== undefined ? issue.ast : ctx.inherited
-      // A transformation that reports problems located inside its input (e.g. `withAliases`).
-      if (issue.kind === "Transformation" && (issue.issue._tag === "Composite" || issue.issue._tag === "Pointer")) {
-        return walk(issue.issue, { ...ctx, inherited })
+    case "InvalidValue": {
+      const own = said(issue.annotations)
+      return [
+        item(ctx, own.errorType ?? ctx.inherited.errorType ?? "value_error", own.message ?? ctx.inherited.message ?? "Input is not valid")
+      ]
+    }
+    case "Filter": {
+      const own = said(issue.filter.annotations)
+      const inherited: Said = {
+        errorType: own.errorType ?? ctx.inherited.errorType,
+        message: own.message ?? (own.errorType !== undefined ? undefined : ctx.inherited.message)
       }
-      if (issue.kind === "Transformation") {
-        const inner = issue.issue
-        const msg = inner._tag === "Type" || inner._tag === "Forbidden" ? inner.message : undefined
-        const item = leaf({ ...ctx, inherited }, issue.ast, issue)
-        return [msg !== undefined && customMessage(issue.ast, issue) === undefined ? { ...item, msg } : item]
+      // A filter that names where, inside the value, the problem is: its message is the inner one.
+      if (issue.issue._tag === "Pointer" || issue.issue._tag === "Composite") {
+        return walk(issue.issue, { ...ctx, inherited: { errorType: inherited.errorType, message: undefined } })
+      }
+      const inner = issue.issue._tag === "InvalidValue" ? said(issue.issue.annotations) : nothing
+      return [
+        item(
+          ctx,
+          inner.errorType ?? inherited.errorType ?? "value_error",
+          own.message ?? inner.message ?? inherited.message ?? "Input is not valid"
+        )
+      ]
+    }
+    case "Encoding": {
+      // A transformation that failed; it may report problems located inside its input (`withAliases`).
+      const own = said(issue.ast.annotations)
+      const inherited: Said = {
+        errorType: own.errorType ?? ctx.inherited.errorType,
+        message: own.message ?? ctx.inherited.message
+      }
+      if (issue.issue._tag === "InvalidValue") {
+        const inner = said(issue.issue.annotations)
+        return [
+          item(ctx, inner.errorType ?? inherited.errorType ?? "value_error", inner.message ?? inherited.message ?? "Input is not valid")
+        ]
       }
       return walk(issue.issue, { ...ctx, inherited })
     }
-    case "Type":
-      return [leaf(ctx, issue.ast, issue)]
   }
 }
 
-/** Every problem in `issue`, located under `location` (`body`, `path`, `query` or `header`). */
-export const formatIssue = (location: Location, issue: ParseResult.ParseIssue): Array<ValidationItem> =>
-  walk(issue, { path: [location], inherited: undefined })
+/**
+ * Every problem in `issue`, located under `location` (`body`, `path`, `query` or `header`): one per
+ * place, the first check that failed there (a value that is not a number is not also out of range).
+ */
+export const formatIssue = (location: Location, issue: SchemaIssue.Issue): Array<ValidationItem> => {
+  const seen = new Set<string>()
+  return walk(issue, { path: [location], inherited: nothing }).filter((problem) => {
+    const at = JSON.stringify(problem.loc)
+    if (seen.has(at)) return false
+    seen.add(at)
+    return true
+  })
+}
 
-/** Inlines `$ref`s of a JSON Schema made by `JSONSchema.make`, for use as one property's documentation. */
-const inline = (schema: unknown, defs: Readonly<Record<string, unknown>>): unknown => {
+/** A failure at a place inside a value, for a filter or a transformation to report. */
+export const problemAt = (path: ReadonlyArray<PropertyKey>, message: string, errorType?: string): SchemaIssue.Issue =>
+  new SchemaIssue.Pointer(path, new SchemaIssue.InvalidValue({ message, ...(errorType === undefined ? {} : { errorType }) }))
+
+/** A JSON Schema with the `$ref`s to its own `$defs` written out, for use as one property's documentation. */
+const inline = (schema: unknown, defs: JsonSchema.Definitions): unknown => {
   if (Array.isArray(schema)) return schema.map((item) => inline(item, defs))
   if (typeof schema !== "object" || schema === null) return schema
   const ref = "$ref" in schema && typeof schema.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(schema.$ref) : null
   if (ref !== null) return inline(defs[ref[1] ?? ""], defs)
-  return Object.fromEntries(
-    Object.entries(schema).filter(([key]) => key !== "$schema" && key !== "$defs").map(([key, value]) => [key, inline(value, defs)])
-  )
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, inline(value, defs)]))
 }
 
-/** The type a struct field documents: its schema's, or its property signature's. */
-const fieldType = (field: Schema.Struct.Field): AST.AST => {
-  const ast = field.ast
-  const type = ast._tag === "PropertySignatureDeclaration"
-    ? ast.type
-    : ast._tag === "PropertySignatureTransformation"
-    ? ast.from.type
-    : ast
-  // An optional field's type is a union with `undefined`, which JSON has not.
-  return AST.isUnion(type) ? AST.Union.make(type.types.filter((member) => !AST.isUndefinedKeyword(member))) : type
-}
-
-const documentation = (field: Schema.Struct.Field): object => {
-  const made = JSONSchema.make(Schema.make(fieldType(field)))
-  const defs = "$defs" in made && typeof made.$defs === "object" && made.$defs !== null ? made.$defs : {}
-  const inlined = inline(made, defs)
-  return typeof inlined === "object" && inlined !== null ? inlined : {}
+/**
+ * What the OpenAPI document shows of a `withAliases` body: every spelling of every field, each
+ * documented as its field; `required` is the fields the struct requires, in their reference spelling.
+ */
+const aliasedDocument = (canonical: Schema.Top, aliases: Readonly<Record<string, string>>): JsonSchema.JsonSchema => {
+  const made = Schema.toJsonSchemaDocument(canonical, { onExcessProperty: "error" })
+  const properties = inline(made.schema["properties"] ?? {}, made.definitions)
+  const documented: Record<string, unknown> = {}
+  if (typeof properties === "object" && properties !== null) {
+    for (const [name, documentation] of Object.entries(properties)) {
+      documented[name] = documentation
+      for (const [alias, field] of Object.entries(aliases)) if (field === name) documented[alias] = documentation
+    }
+  }
+  return { properties: documented, required: made.schema["required"] ?? [], additionalProperties: false }
 }
 
 /**
  * A struct of `fields` that also accepts other spellings of some of them, e.g. `{ sent_at: "sentAt" }`.
- * An alias is renamed to its field before `schema` decodes, so every problem is reported once, at the
+ * An alias is renamed to its field before the struct decodes, so every problem is reported once, at the
  * field's name; both spellings with different values fail at the alias (`conflicting_alias`). The wire
- * side only documents: every spelling is an optional property there (the API's OpenAPI document shows
- * both); the checks are `schema`'s.
+ * side only documents (`aliasedDocument`, named and described by `annotations`): the checks are the struct's.
  */
 export const withAliases = <Fields extends Schema.Struct.Fields>(
   fields: Fields,
-  aliases: Readonly<Record<string, string>>
+  aliases: Readonly<Record<string, string>>,
+  annotations: { readonly identifier: string; readonly description: string }
 ) => {
-  const schema = Schema.Struct(fields)
-  const documented = (field: Schema.Struct.Field) =>
-    Schema.optionalWith(Schema.Unknown.annotations({ jsonSchema: documentation(field) }), { exact: true })
-  const wire: Record<string, Schema.optionalWith<typeof Schema.Unknown, { exact: true }>> = {}
-  for (const [name, field] of Object.entries(schema.fields)) {
-    wire[name] = documented(field)
-    for (const [alias, canonical] of Object.entries(aliases)) if (canonical === name) wire[alias] = documented(field)
-  }
-  const conflict = (alias: string, canonical: string) =>
-    Schema.Unknown.annotations({
-      [ErrorType]: "conflicting_alias",
-      message: () => `Both ${canonical} and ${alias} were sent with different values; send one spelling`
-    }).ast
-  return Schema.transformOrFail(Schema.Struct(wire), schema, {
-    strict: false,
-    decode: (input, _, ast) => {
-      const out: Record<string, unknown> = { ...input }
-      const conflicts: Array<ParseResult.ParseIssue> = []
-      for (const [alias, canonical] of Object.entries(aliases)) {
-        if (!(alias in out)) continue
-        if (canonical in out && !isDeepStrictEqual(out[canonical], out[alias])) {
-          conflicts.push(new ParseResult.Pointer(alias, input, new ParseResult.Type(conflict(alias, canonical), out[alias])))
-          continue
+  const canonical = Schema.Struct(fields)
+  const Wire = Schema.Record(Schema.String, Schema.Any).check(
+    Schema.makeFilter(() => true, { toJsonSchema: () => aliasedDocument(canonical, aliases) })
+  ).annotate(annotations)
+  const Body = Schema.Record(Schema.String, Schema.Unknown)
+  const renamed = Wire.pipe(
+    Schema.decodeTo(Body, {
+      decode: SchemaGetter.transformEffect((input: { readonly [x: string]: unknown }) => {
+        const out: Record<string, unknown> = { ...input }
+        const conflicts: Array<SchemaIssue.Issue> = []
+        for (const [alias, name] of Object.entries(aliases)) {
+          if (!(alias in out)) continue
+          if (name in out && !isDeepStrictEqual(out[name], out[alias])) {
+            conflicts.push(problemAt(
+              [alias],
+              `Both ${name} and ${alias} were sent with different values; send one spelling`,
+              "conflicting_alias"
+            ))
+            continue
+          }
+          out[name] = out[alias]
+          delete out[alias]
         }
-        out[canonical] = out[alias]
-        delete out[alias]
-      }
-      return Arr.isNonEmptyArray(conflicts)
-        ? ParseResult.fail(new ParseResult.Composite(ast, input, conflicts))
-        : ParseResult.succeed(out)
-    },
-    encode: (encoded) => ParseResult.succeed(encoded)
-  }).annotations({ parseOptions: { errors: "all" } })
+        const [first, ...rest] = conflicts
+        return first === undefined
+          ? Effect.succeed(out)
+          : Effect.fail(new SchemaIssue.Composite(Body.ast, [first, ...rest]))
+      }),
+      encode: SchemaGetter.passthrough()
+    })
+  )
+  return renamed.pipe(Schema.decodeTo(canonical))
 }

@@ -17,24 +17,24 @@ import {
 import { CustomerId, EventId, IntegrationId } from "./Ids.js"
 import { JsonObject, Timestamp } from "./Primitives.js"
 
-const envelope = <K extends EventKind, A, I>(
+const envelope = <K extends EventKind, S extends Schema.Codec<unknown, unknown>>(
   kind: K,
   identifier: string,
-  data: Schema.Schema<A, I>,
+  data: S,
   description: string
 ) =>
   Schema.Struct({
     event: Schema.Literal(kind),
-    eventId: EventId.annotations({
+    eventId: EventId.annotate({
       description: "The same on every attempt of this event: deduplicate on it (delivery is at least once)."
     }),
     integrationId: IntegrationId,
-    conversationId: Schema.NullOr(Schema.String).annotations({ description: "The integrator's conversation id." }),
-    customerId: Schema.NullOr(CustomerId).annotations({ description: "Parley's customer UUID." }),
+    conversationId: Schema.NullOr(Schema.String).annotate({ description: "The integrator's conversation id." }),
+    customerId: Schema.NullOr(CustomerId).annotate({ description: "Parley's customer UUID." }),
     createdAt: Timestamp,
-    metadata: JsonObject.annotations({ description: "The integration's webhook.metadata, sent with every event." }),
+    metadata: JsonObject.annotate({ description: "The integration's webhook.metadata, sent with every event." }),
     data
-  }).annotations({ identifier, description })
+  }).annotate({ identifier, description })
 
 /** Each kind's envelope, with what it means for the receiver. */
 export const WebhookEvents = {
@@ -83,10 +83,10 @@ export const WebhookEvents = {
     "The conversation was closed: ask the customer for a rating (csat flag), then send it to " +
       "POST /v1/webhooks/{integration_id}/csat-response-received."
   )
-} as const satisfies Record<EventKind, Schema.Schema.AnyNoContext>
+} as const satisfies Record<EventKind, Schema.Codec<unknown, unknown>>
 
 /** Any webhook body; `event` tells which. */
-export const WebhookEvent = Schema.Union(
+export const WebhookEvent = Schema.Union([
   WebhookEvents.send_messages,
   WebhookEvents.typing,
   WebhookEvents.escalate,
@@ -94,5 +94,5 @@ export const WebhookEvent = Schema.Union(
   WebhookEvents.conversation_summary,
   WebhookEvents.conversation_title,
   WebhookEvents.send_csat
-).annotations({ identifier: "WebhookEvent" })
+]).annotate({ identifier: "WebhookEvent" })
 export type WebhookEvent = typeof WebhookEvent.Type

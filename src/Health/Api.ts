@@ -1,13 +1,16 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { detailBody } from "../Domain/Errors.js"
 
 export const Health = Schema.Struct({
   status: Schema.Literal("ok"),
-  database: Schema.optionalWith(Schema.String, { exact: true })
-}).annotations({ identifier: "Health" })
+  database: Schema.optionalKey(Schema.String)
+}).annotate({
+  identifier: "Health",
+  description: "ok: the process is up (for readiness, also the database reachable and migrated)"
+})
 
 export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", { detail: Schema.String }) {}
 
@@ -16,14 +19,12 @@ export const NotReadyBody = detailBody(NotReady, 503, "The database is unreachab
 
 export class HealthApi extends HttpApiGroup.make("health")
   .add(
-    HttpApiEndpoint.get("live", "/health/live")
-      .addSuccess(Health)
+    HttpApiEndpoint.get("live", "/health/live", { success: Health })
       .annotate(OpenApi.Summary, "The process is up")
   )
   .add(
-    HttpApiEndpoint.get("ready", "/health/ready")
-      .addSuccess(Health)
-      .addError(NotReadyBody)
+    HttpApiEndpoint.get("ready", "/health/ready", { success: Health, error: NotReadyBody })
       .annotate(OpenApi.Summary, "The database is reachable and migrated")
   )
+  .annotate(OpenApi.Description, "Probes for orchestrators, without a token.")
 {}

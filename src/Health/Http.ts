@@ -1,9 +1,18 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Api } from "../Api.js"
 import { latestMigrationId } from "../migrations/index.js"
 import { NotReady } from "./Api.js"
+
+/**
+ * `self` in a fiber of its own, detached: interrupting the result answers at once, and `self` is
+ * interrupted in the background, taking as long as it takes.
+ */
+const disconnect = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.forkDetach(self), (fiber) =>
+    Fiber.join(fiber).pipe(Effect.onInterrupt(() => Effect.asVoid(Effect.forkDetach(Fiber.interrupt(fiber))))))
 
 export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function*() {
@@ -19,10 +28,10 @@ export const HealthHttpLive = HttpApiBuilder.group(Api, "health", (handlers) =>
     }).pipe(
       // A query that hangs is left to end in the background (its cancel needs a connection too): the
       // answer comes within the 2 s, however long the database takes to give up.
-      Effect.disconnect,
-      Effect.timeoutFail({
+      disconnect,
+      Effect.timeoutOrElse({
         duration: "2 seconds",
-        onTimeout: () => new NotReady({ detail: "Database did not answer within 2 seconds" })
+        orElse: () => Effect.fail(new NotReady({ detail: "Database did not answer within 2 seconds" }))
       }),
       Effect.catchTag("SqlError", () => Effect.fail(new NotReady({ detail: "Database unreachable" })))
     )

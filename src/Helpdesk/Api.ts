@@ -1,13 +1,13 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
-import { HelpdeskAuth } from "../Auth/Api.js"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
+import { HelpdeskAuth, UnauthorizedResponse } from "../Auth/Api.js"
 import { MessageReceived } from "../Domain/Conversation.js"
-import { NotFoundBody, UnauthorizedBody } from "../Domain/Errors.js"
-import { JsonObject } from "../Domain/Primitives.js"
+import { NotFoundBody } from "../Domain/Errors.js"
+import { ForeignJsonObject } from "../Domain/Primitives.js"
 import { IntegrationPath } from "../Integrations/Api.js"
 
-const HelpdeskEvent = JsonObject.annotations({
+const HelpdeskEvent = ForeignJsonObject.annotate({
   identifier: "HelpdeskEvent",
   description: "A webhook payload as the helpdesk sends it (Chatwoot: message_created, conversation_status_changed)."
 })
@@ -18,25 +18,25 @@ const description = "Takes a Chatwoot webhook event. An incoming message is answ
 
 export class HelpdeskApi extends HttpApiGroup.make("helpdesk")
   .add(
-    HttpApiEndpoint.post("eventReceived", "/v1/webhooks/:integration_id/helpdesk-event-received")
-      .setPath(IntegrationPath)
-      .setPayload(HelpdeskEvent)
-      .addSuccess(MessageReceived)
-      .addError(NotFoundBody)
-      .addError(UnauthorizedBody)
+    HttpApiEndpoint.post("eventReceived", "/v1/webhooks/:integration_id/helpdesk-event-received", {
+      params: IntegrationPath,
+      payload: HelpdeskEvent,
+      success: MessageReceived,
+      error: [NotFoundBody, UnauthorizedResponse]
+    })
       .annotate(OpenApi.Summary, "Helpdesk event received")
       .annotate(OpenApi.Description, description)
   )
   .add(
-    HttpApiEndpoint.post("chatwootEventReceived", "/v1/webhooks/:integration_id/chatwoot-event-received")
-      .setPath(IntegrationPath)
-      .setPayload(HelpdeskEvent)
-      .addSuccess(MessageReceived)
-      .addError(NotFoundBody)
-      .addError(UnauthorizedBody)
+    HttpApiEndpoint.post("chatwootEventReceived", "/v1/webhooks/:integration_id/chatwoot-event-received", {
+      params: IntegrationPath,
+      payload: HelpdeskEvent,
+      success: MessageReceived,
+      error: [NotFoundBody, UnauthorizedResponse]
+    })
       .annotate(OpenApi.Summary, "Chatwoot event received (same as helpdesk-event-received)")
       .annotate(OpenApi.Description, description)
   )
   .middleware(HelpdeskAuth)
+  .annotate(OpenApi.Description, "A helpdesk's own webhooks (Chatwoot), posted to Parley as the helpdesk sends them.")
 {}
-

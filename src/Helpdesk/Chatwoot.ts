@@ -6,8 +6,9 @@
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as crypto from "node:crypto"
 import { constantTimeEqual } from "../Auth/Crypto.js"
 import type { Incoming } from "../Conversations/Conversations.js"
@@ -16,13 +17,12 @@ import { decodeInput, InvalidInput, Unauthorized } from "../Domain/Errors.js"
 import type { Integration } from "../Domain/Integration.js"
 import { Text } from "../Domain/Primitives.js"
 import { isRealCalendarDate, isStorableMillis, storableRange } from "../Domain/StorableTime.js"
-import { ErrorType } from "../Domain/Validation.js"
 import type { HelpdeskAdapter, HelpdeskRequest } from "./Adapter.js"
 
 const SIGNATURE_TOLERANCE_SECONDS = 300
 
-const Id = Schema.Union(Schema.Number, Text)
-const OptionalText = Schema.optionalWith(Schema.NullOr(Text), { exact: true })
+const Id = Schema.Union([Schema.Number, Text])
+const OptionalText = Schema.optionalKey(Schema.NullOr(Text))
 
 const Contact = Schema.Struct({
   id: Id,
@@ -35,21 +35,19 @@ const Contact = Schema.Struct({
 })
 type Contact = typeof Contact.Type
 
-const Meta = Schema.optionalWith(Schema.Struct({ sender: Schema.optionalWith(Contact, { exact: true }) }), {
-  exact: true
-})
+const Meta = Schema.optionalKey(Schema.Struct({ sender: Schema.optionalKey(Contact) }))
 
 const ChatwootConversation = Schema.Struct({
   id: Id,
-  display_id: Schema.optionalWith(Id, { exact: true }),
-  inbox_id: Schema.optionalWith(Id, { exact: true }),
+  display_id: Schema.optionalKey(Id),
+  inbox_id: Schema.optionalKey(Id),
   meta: Meta
 })
 
-const StorableMillis = Schema.Number.pipe(
-  Schema.filter(isStorableMillis, {
-    [ErrorType]: "datetime_range",
-    message: () => `Timestamps must lie ${storableRange}`
+const StorableMillis = Schema.Number.check(
+  Schema.makeFilter(isStorableMillis, {
+    errorType: "datetime_range",
+    message: `Timestamps must lie ${storableRange}`
   })
 )
 
@@ -57,46 +55,49 @@ const StorableMillis = Schema.Number.pipe(
  * Chatwoot sends ISO strings in some events and Unix seconds in others; decoded to epoch milliseconds
  * that PostgreSQL can store (out of range: `datetime_range`; not a date, or not finite: `datetime_parsing`).
  */
-const ChatwootTime = Schema.transformOrFail(Schema.Union(Text, Schema.Number), StorableMillis, {
-  strict: true,
-  decode: (value, _, ast) => {
-    const millis = typeof value === "number"
-      ? (Number.isFinite(value) ? value * 1000 : Number.NaN)
-      : (isRealCalendarDate(value) ? Date.parse(value) : Number.NaN)
-    return Number.isNaN(millis)
-      ? ParseResult.fail(new ParseResult.Type(ast, value, "Input should be a valid date-time (ISO 8601 text or Unix seconds)"))
-      : ParseResult.succeed(millis)
-  },
-  encode: (millis) => ParseResult.succeed(millis / 1000)
-}).annotations({ [ErrorType]: "datetime_parsing" })
+const ChatwootTime = Schema.Union([Text, Schema.Number]).pipe(
+  Schema.decodeTo(StorableMillis, {
+    decode: SchemaGetter.transformEffect((value: string | number) => {
+      const millis = typeof value === "number"
+        ? (Number.isFinite(value) ? value * 1000 : Number.NaN)
+        : (isRealCalendarDate(value) ? Date.parse(value) : Number.NaN)
+      return Number.isNaN(millis)
+        ? Effect.fail(
+          new SchemaIssue.InvalidValue({
+            message: "Input should be a valid date-time (ISO 8601 text or Unix seconds)",
+            errorType: "datetime_parsing"
+          })
+        )
+        : Effect.succeed(millis)
+    }),
+    encode: SchemaGetter.transform((millis: number) => millis / 1000)
+  })
+)
 
-const CreatedAt = Schema.optionalWith(Schema.NullOr(ChatwootTime), { exact: true })
+const CreatedAt = Schema.optionalKey(Schema.NullOr(ChatwootTime))
 
 const MessageCreated = Schema.Struct({
   event: Schema.Literal("message_created"),
   id: Id,
   content: OptionalText,
   created_at: CreatedAt,
-  message_type: Schema.Literal("incoming", "outgoing", "template", "activity", 0, 1, 2, 3),
-  private: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  // Chatwoot sends `sender: null` for messages nobody wrote (activity lines).
-  sender: Schema.optionalWith(Contact, { exact: true, nullable: true }),
+  message_type: Schema.Literals(["incoming", "outgoing", "template", "activity", 0, 1, 2, 3]),
+  private: Schema.Boolean.pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed(false))),
+  // Chatwoot sends `sender: null` for messages nobody wrote (activity lines): read as absent.
+  sender: Schema.optionalKey(Schema.NullOr(Contact)),
   conversation: ChatwootConversation,
-  attachments: Schema.optionalWith(
-    Schema.Array(Schema.Struct({ data_url: Text, file_type: OptionalText })),
-    { default: () => [] }
-  ),
-  account: Schema.optionalWith(Schema.Struct({ id: Id }), { exact: true }),
-  inbox: Schema.optionalWith(Schema.Struct({ id: Id }), { exact: true })
+  attachments: Schema.Array(Schema.Struct({ data_url: Text, file_type: OptionalText })).pipe(Schema.withDecodingDefaultTypeKey(Effect.succeed([]))),
+  account: Schema.optionalKey(Schema.Struct({ id: Id })),
+  inbox: Schema.optionalKey(Schema.Struct({ id: Id }))
 })
 type MessageCreated = typeof MessageCreated.Type
 
 const StatusChanged = Schema.Struct({
   event: Schema.Literal("conversation_status_changed"),
   id: Id,
-  status: Schema.Literal("open", "resolved", "pending", "snoozed"),
+  status: Schema.Literals(["open", "resolved", "pending", "snoozed"]),
   meta: Meta,
-  contact_inbox: Schema.optionalWith(Schema.Struct({ contact_id: Id }), { exact: true }),
+  contact_inbox: Schema.optionalKey(Schema.Struct({ contact_id: Id })),
   updated_at: CreatedAt,
   timestamp: CreatedAt
 })
@@ -141,18 +142,19 @@ const isHttpUrl = (value: string) => /^https?:\/\//i.test(value)
 
 const fromMessage = (event: MessageCreated): Effect.Effect<Incoming, InvalidInput> => {
   const kind = typeof event.message_type === "number" ? messageTypes[event.message_type]! : event.message_type
-  const contact = kind === "incoming" && event.sender !== undefined ? event.sender : event.conversation.meta?.sender
+  const sender = event.sender ?? undefined
+  const contact = kind === "incoming" && sender !== undefined ? sender : event.conversation.meta?.sender
   if (contact === undefined) {
     return InvalidInput.one(["conversation", "meta", "sender"], "The conversation's contact is required", "missing")
   }
-  const isBot = event.sender?.type === "agent_bot"
+  const isBot = sender?.type === "agent_bot"
   const role = kind === "incoming" ? "human" : kind === "outgoing" ? (isBot ? "ai" : "agent") : "system"
   const type = event.private ? "note" : kind === "activity" || kind === "template" ? "event" : "default"
-  const agentInfo: AgentInfo | null = role === "agent" && event.sender !== undefined
+  const agentInfo: AgentInfo | null = role === "agent" && sender !== undefined
     ? {
-      id: String(event.sender.id),
-      name: event.sender.name ?? "",
-      avatar: event.sender.avatar_url ?? event.sender.thumbnail ?? ""
+      id: String(sender.id),
+      name: sender.name ?? "",
+      avatar: sender.avatar_url ?? sender.thumbnail ?? ""
     }
     : null
   const attachments: Array<Attachment> = event.attachments
@@ -241,7 +243,7 @@ const verify = (integration: Integration, request: HelpdeskRequest) =>
         const signature = request.headers["x-chatwoot-signature"] ?? ""
         const timestamp = request.headers["x-chatwoot-timestamp"] ?? ""
         if (!/^\d+$/.test(timestamp)) return yield* badSignature
-        const now = Math.floor((yield* DateTime.now).epochMillis / 1000)
+        const now = Math.floor((yield* DateTime.now).epochMilliseconds / 1000)
         if (Math.abs(now - Number(timestamp)) > SIGNATURE_TOLERANCE_SECONDS) return yield* badSignature
         const expected = "sha256=" +
           crypto.createHmac("sha256", secret).update(`${timestamp}.${request.rawBody}`).digest("hex")

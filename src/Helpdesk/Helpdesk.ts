@@ -1,5 +1,7 @@
 /** Events from helpdesk platforms, through their adapters, into conversations (docs/api.md). */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Conversations } from "../Conversations/Conversations.js"
 import { InvalidInput } from "../Domain/Errors.js"
 import type { Integration } from "../Domain/Integration.js"
@@ -9,9 +11,8 @@ import { Chatwoot } from "./Chatwoot.js"
 /** Adapters by platform name; an integration whose kind names none uses the first platform, Chatwoot. */
 const adapters: Readonly<Record<string, HelpdeskAdapter>> = { chatwoot: Chatwoot }
 
-export class Helpdesk extends Effect.Service<Helpdesk>()("Parley/Helpdesk", {
-  dependencies: [Conversations.Default],
-  effect: Effect.gen(function*() {
+export class Helpdesk extends Context.Service<Helpdesk>()("Parley/Helpdesk", {
+  make: Effect.gen(function*() {
     const conversations = yield* Conversations
 
     const receive = Effect.fn("Helpdesk.receive")(function*(
@@ -41,4 +42,7 @@ export class Helpdesk extends Effect.Service<Helpdesk>()("Parley/Helpdesk", {
 
     return { receive } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([Conversations.layer]))
+}

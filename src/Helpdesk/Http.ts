@@ -1,5 +1,5 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api } from "../Api.js"
 import { CurrentWorkspace } from "../Auth/Api.js"
 import { messageReceived } from "../Conversations/Http.js"
@@ -12,8 +12,8 @@ export const HelpdeskHttpLive = HttpApiBuilder.group(Api, "helpdesk", (handlers)
     const integrations = yield* Integrations
     const helpdesk = yield* Helpdesk
     const receive = (
-      { path, payload, request }: {
-        readonly path: { readonly integration_id: IntegrationId }
+      { params, payload, request }: {
+        readonly params: { readonly integration_id: IntegrationId }
         readonly payload: { readonly [key: string]: unknown }
         readonly request: { readonly headers: Readonly<Record<string, string | undefined>>; readonly text: Effect.Effect<string, unknown> }
       },
@@ -21,7 +21,7 @@ export const HelpdeskHttpLive = HttpApiBuilder.group(Api, "helpdesk", (handlers)
     ) =>
       Effect.gen(function*() {
         const { workspaceId } = yield* CurrentWorkspace
-        const integration = yield* integrations.find(workspaceId, path.integration_id)
+        const integration = yield* integrations.find(workspaceId, params.integration_id)
         yield* Effect.annotateCurrentSpan({ "integration.id": integration.integrationId })
         // The platform's signature covers the exact bytes (already read and parsed for `payload`).
         const rawBody = yield* Effect.orDie(request.text)

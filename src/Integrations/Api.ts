@@ -1,6 +1,6 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { WorkspaceAuth } from "../Auth/Api.js"
 import { NotFoundBody } from "../Domain/Errors.js"
@@ -11,16 +11,18 @@ export const IntegrationPath = Schema.Struct({ integration_id: IntegrationId })
 
 export class IntegrationsApi extends HttpApiGroup.make("integrations")
   .add(
-    HttpApiEndpoint.get("list", "/v1/integration/list")
-      .addSuccess(Schema.Array(IntegrationJson))
+    HttpApiEndpoint.get("list", "/v1/integration/list", {
+      success: Schema.Array(IntegrationJson).annotate({ description: "The workspace's integrations" })
+    })
       .annotate(OpenApi.Summary, "List integrations")
   )
   .add(
-    HttpApiEndpoint.post("updateSettings", "/v1/integration/:integration_id/update-settings")
-      .setPath(IntegrationPath)
-      .setPayload(IntegrationSettingsPatch)
-      .addSuccess(IntegrationJson)
-      .addError(NotFoundBody)
+    HttpApiEndpoint.post("updateSettings", "/v1/integration/:integration_id/update-settings", {
+      params: IntegrationPath,
+      payload: IntegrationSettingsPatch,
+      success: IntegrationJson,
+      error: NotFoundBody
+    })
       .annotate(OpenApi.Summary, "Update integration settings")
       .annotate(
         OpenApi.Description,
@@ -29,4 +31,5 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
       )
   )
   .middleware(WorkspaceAuth)
+  .annotate(OpenApi.Description, "The workspace's integrations and their settings (feature flags, tones, webhook).")
 {}

@@ -1,5 +1,5 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api } from "../Api.js"
 import { CurrentWorkspace } from "../Auth/Api.js"
 import { Integrations } from "./Integrations.js"
@@ -9,9 +9,9 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(Api, "integrations", (h
     const integrations = yield* Integrations
     return handlers
       .handle("list", () => Effect.flatMap(CurrentWorkspace, ({ workspaceId }) => integrations.list(workspaceId)))
-      .handle("updateSettings", ({ path, payload }) =>
+      .handle("updateSettings", ({ params, payload }) =>
         Effect.flatMap(CurrentWorkspace, ({ workspaceId }) =>
-          integrations.updateSettings(workspaceId, path.integration_id, payload)).pipe(
+          integrations.updateSettings(workspaceId, params.integration_id, payload)).pipe(
             Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))
           ))
   }))

@@ -1,6 +1,8 @@
 /** Integrations of a workspace and their settings (docs/api.md). */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { isSealed, SEALED_PREFIX } from "../Auth/Crypto.js"
 import * as AppConfig from "../Config.js"
@@ -30,9 +32,8 @@ const found = Option.match({
   onSome: <A>(integration: A) => Effect.succeed(integration)
 })
 
-export class Integrations extends Effect.Service<Integrations>()("Parley/Integrations", {
-  dependencies: [IntegrationsRepo.Default, Workspaces.Default],
-  effect: Effect.gen(function*() {
+export class Integrations extends Context.Service<Integrations>()("Parley/Integrations", {
+  make: Effect.gen(function*() {
     const repo = yield* IntegrationsRepo
     const workspaces = yield* Workspaces
     const sql = yield* SqlClient.SqlClient
@@ -134,4 +135,7 @@ export class Integrations extends Effect.Service<Integrations>()("Parley/Integra
 
     return { list, find, create, updateSettings } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([IntegrationsRepo.layer, Workspaces.layer]))
+}

@@ -4,15 +4,17 @@
  * nothing is written in clear while a key is configured. `stored*` read and write the sealed form, for
  * `parley secrets reencrypt`.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 import * as Cache from "effect/Cache"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import { Crypto } from "../Auth/Crypto.js"
 import * as AppConfig from "../Config.js"
 import { IntegrationId, WorkspaceId } from "../Domain/Ids.js"
@@ -21,7 +23,9 @@ import { Workspace } from "../Domain/Workspace.js"
 import { Invalidation } from "../Workspaces/Invalidation.js"
 
 /** The workspace's webhook secrets as stored, read with the integration (see `findForDelivery`). */
-const SealedWorkspaceSecrets = Workspace.pipe(Schema.pick("webhookSecret", "previousWebhookSecret", "previousSecretExpiresAt"))
+const SealedWorkspaceSecrets = Schema.Struct(Workspace.fields).mapFields(
+  Struct.pick(["webhookSecret", "previousWebhookSecret", "previousSecretExpiresAt"])
+)
 
 /** What a delivery attempt needs of its integration: the integration (opened), its workspace's secrets (sealed). */
 export interface DeliveryTarget {
@@ -29,11 +33,12 @@ export interface DeliveryTarget {
   readonly secrets: typeof SealedWorkspaceSecrets.Type
 }
 
-export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley/IntegrationsRepo", {
-  dependencies: [Crypto.Default, Invalidation.Default],
-  effect: Effect.gen(function*() {
+export class IntegrationsRepo extends Context.Service<IntegrationsRepo>()("Parley/IntegrationsRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const crypto = yield* Crypto
+    // The row's columns `id` and `kind` are the model's `integrationId` and `integration` (the API's names).
+    const columns = sql.literal("id AS integration_id, kind AS integration, workspace_id, settings, created_at")
 
     const sealed = (settings: IntegrationSettings) => mapSecrets(settings, crypto.seal)
 
@@ -52,10 +57,12 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
       onSome: (integration: Integration) => Effect.asSome(opened(integration))
     }))
 
-    const insertSealed = SqlSchema.single({
+    const insertSealed = SqlSchema.findOne({
       Request: Integration.insert,
       Result: Integration,
-      execute: (row) => sql`INSERT INTO integrations ${sql.insert(row)} RETURNING *`
+      execute: (row) =>
+        sql`INSERT INTO integrations (workspace_id, kind, settings)
+            VALUES (${row.workspaceId}, ${row.integration}, ${row.settings}::jsonb) RETURNING ${columns}`
     })
     const insert = (row: typeof Integration.insert.Type) =>
       insertSealed({ ...row, settings: sealed(row.settings) }).pipe(Effect.flatMap(opened), forget)
@@ -64,36 +71,39 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
       SqlSchema.findAll({
         Request: WorkspaceId,
         Result: Integration,
-        execute: (workspaceId) => sql`SELECT * FROM integrations WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
+        execute: (workspaceId) => sql`SELECT ${columns} FROM integrations WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
       })(workspaceId).pipe(Effect.flatMap(Effect.forEach(opened)))
 
-    const findInWorkspaceSealed = SqlSchema.findOne({
+    const findInWorkspaceSealed = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: WorkspaceId, id: IntegrationId }),
       Result: Integration,
-      execute: ({ id, workspaceId }) => sql`SELECT * FROM integrations WHERE id = ${id} AND workspace_id = ${workspaceId}`
+      execute: ({ id, workspaceId }) => sql`SELECT ${columns} FROM integrations WHERE id = ${id} AND workspace_id = ${workspaceId}`
     })
     /**
      * The API's look-up, remembered for `PARLEY_INTEGRATION_CACHE_TTL` (found integrations only; a
      * failure or an unknown id is asked again). Every write below empties it.
      */
     const cacheTtl = yield* AppConfig.IntegrationCacheTtl
-    const inWorkspace = yield* Cache.makeWith({
-      capacity: 10_000,
-      lookup: (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
+    const inWorkspace = yield* Cache.makeWith(
+      (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
         findInWorkspaceSealed(key).pipe(openedOption),
-      timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? cacheTtl : Duration.zero
-    })
+      {
+        capacity: 10_000,
+        timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? cacheTtl : Duration.zero
+      }
+    )
     // A deleted workspace's integrations are forgotten on every instance at once.
-    yield* (yield* Invalidation).register(inWorkspace.invalidateAll)
+    yield* (yield* Invalidation).register(Cache.invalidateAll(inWorkspace))
+    // Keys are compared by value (Effect 4's structural equality).
     const findInWorkspace = (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
-      inWorkspace.get(Data.struct({ workspaceId: key.workspaceId, id: key.id }))
+      Cache.get(inWorkspace, { workspaceId: key.workspaceId, id: key.id })
     /** After a write: this instance reads the integration anew. */
-    const forget = <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.zipLeft(write, inWorkspace.invalidateAll)
+    const forget = <A, E, R>(write: Effect.Effect<A, E, R>) => Effect.tap(write, () => Cache.invalidateAll(inWorkspace))
 
-    const findByIdSealed = SqlSchema.findOne({
+    const findByIdSealed = SqlSchema.findOneOption({
       Request: IntegrationId,
       Result: Integration,
-      execute: (id) => sql`SELECT * FROM integrations WHERE id = ${id}`
+      execute: (id) => sql`SELECT ${columns} FROM integrations WHERE id = ${id}`
     })
     const findById = (id: IntegrationId) => findByIdSealed(id).pipe(openedOption)
 
@@ -103,34 +113,35 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
      */
     const findForDelivery = (ids: ReadonlyArray<IntegrationId>) =>
       // The workspace's three columns keep their names: no column of `integrations` shares them.
-      sql`SELECT i.*, w.webhook_secret, w.previous_webhook_secret, w.previous_secret_expires_at
+      sql`SELECT i.id AS integration_id, i.kind AS integration, i.workspace_id, i.settings, i.created_at,
+                 w.webhook_secret, w.previous_webhook_secret, w.previous_secret_expires_at
           FROM integrations i JOIN workspaces w ON w.id = i.workspace_id
           WHERE i.id IN ${sql.in(ids)}`.pipe(
         Effect.flatMap((rows) =>
           Effect.forEach(rows, (row) =>
             Effect.all({
-              integration: Schema.decodeUnknown(Integration)(row).pipe(Effect.flatMap(opened)),
-              secrets: Schema.decodeUnknown(SealedWorkspaceSecrets)(row)
+              integration: Schema.decodeUnknownEffect(Integration)(row).pipe(Effect.flatMap(opened)),
+              secrets: Schema.decodeUnknownEffect(SealedWorkspaceSecrets)(row)
             }))
         ),
         Effect.map((targets) => new Map<IntegrationId, DeliveryTarget>(targets.map((target) => [target.integration.integrationId, target])))
       )
 
     /** The integration, locked for the rest of the transaction: settings updates are read-modify-write. */
-    const lockSealed = SqlSchema.findOne({
+    const lockSealed = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: WorkspaceId, id: IntegrationId }),
       Result: Integration,
       execute: ({ id, workspaceId }) =>
-        sql`SELECT * FROM integrations WHERE id = ${id} AND workspace_id = ${workspaceId} FOR UPDATE`
+        sql`SELECT ${columns} FROM integrations WHERE id = ${id} AND workspace_id = ${workspaceId} FOR UPDATE`
     })
     const lock = (key: { readonly workspaceId: WorkspaceId; readonly id: IntegrationId }) =>
       lockSealed(key).pipe(openedOption)
 
-    const updateSealed = SqlSchema.single({
-      Request: Schema.Struct({ id: IntegrationId, settings: Schema.parseJson(IntegrationSettings) }),
+    const updateSealed = SqlSchema.findOne({
+      Request: Schema.Struct({ id: IntegrationId, settings: Schema.fromJsonString(IntegrationSettings) }),
       Result: Integration,
       execute: ({ id, settings }) =>
-        sql`UPDATE integrations SET settings = ${settings}::jsonb, updated_at = now() WHERE id = ${id} RETURNING *`
+        sql`UPDATE integrations SET settings = ${settings}::jsonb, updated_at = now() WHERE id = ${id} RETURNING ${columns}`
     })
     const updateSettings = (update: { readonly id: IntegrationId; readonly settings: IntegrationSettings }) =>
       updateSealed({ id: update.id, settings: sealed(update.settings) }).pipe(Effect.flatMap(opened), forget)
@@ -149,10 +160,10 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
     })
 
     /** The integration as stored (secrets sealed), locked for the rest of the transaction. */
-    const lockStored = SqlSchema.findOne({
+    const lockStored = SqlSchema.findOneOption({
       Request: IntegrationId,
       Result: Integration,
-      execute: (id) => sql`SELECT * FROM integrations WHERE id = ${id} FOR UPDATE`
+      execute: (id) => sql`SELECT ${columns} FROM integrations WHERE id = ${id} FOR UPDATE`
     })
 
     /** Writes settings exactly as given (their secrets already sealed). */
@@ -173,4 +184,7 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("Parley
       writeStored
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([Crypto.layer, Invalidation.layer]))
+}

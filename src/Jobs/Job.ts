@@ -17,15 +17,16 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaParser from "effect/SchemaParser"
 import type * as Tracer from "effect/Tracer"
 import { ConversationId, JobId } from "../Domain/Ids.js"
 
 export interface Definition<A, I> {
   readonly name: string
-  readonly payload: Schema.Schema<A, I>
+  readonly payload: Schema.Codec<A, I>
   /**
    * `"conversation"`: jobs of this kind for one conversation run one at a time, in the order their
    * transactions committed (see `JobQueue.enqueue`).
@@ -44,7 +45,7 @@ export interface Definition<A, I> {
 export const define = <A, I>(
   name: string,
   options: {
-    readonly payload: Schema.Schema<A, I>
+    readonly payload: Schema.Codec<A, I>
     readonly orderedBy?: "conversation"
     readonly key?: (payload: A) => string
     readonly retries?: "bounded" | "handler"
@@ -60,7 +61,7 @@ export const define = <A, I>(
 /** How a run ended: done, to be retried after a delay, or given up. */
 export type Outcome = Data.TaggedEnum<{
   Done: {}
-  Retry: { readonly delay: Duration.DurationInput; readonly error: string }
+  Retry: { readonly delay: Duration.Input; readonly error: string }
   Dead: { readonly error: string }
 }>
 export const Outcome = Data.taggedEnum<Outcome>()
@@ -101,9 +102,11 @@ export interface Handler {
     }
 }
 
-const undecodable = (issue: ParseResult.ParseIssue) =>
+const formatIssue = SchemaIssue.makeFormatterDefault()
+
+const undecodable = (issue: SchemaIssue.Issue) =>
   Outcome.Dead({
-    error: `Payload does not decode: ${ParseResult.TreeFormatter.formatIssueSync(issue)}`.slice(0, 1000)
+    error: `Payload does not decode: ${formatIssue(issue)}`.slice(0, 1000)
   })
 
 /** Runs `run` with the decoded payload; a payload that does not decode is dead at once. */
@@ -111,7 +114,7 @@ export const handle = <A, I, E>(
   definition: Definition<A, I>,
   run: (payload: A, job: Claimed) => Effect.Effect<Outcome, E>
 ): Handler => {
-  const decode = ParseResult.decodeUnknown(definition.payload, { errors: "all" })
+  const decode = SchemaParser.decodeUnknownEffect(definition.payload, { errors: "all" })
   return {
     name: definition.name,
     retries: definition.retries,
@@ -139,7 +142,7 @@ export const handleBatch = <A, I, E>(
     items: ReadonlyArray<{ readonly payload: A; readonly span: Tracer.Span }>
   ) => Effect.Effect<ReadonlyArray<Outcome>, E>
 ): Handler => {
-  const decode = ParseResult.decodeUnknownEither(definition.payload, { errors: "all" })
+  const decode = SchemaParser.decodeUnknownResult(definition.payload, { errors: "all" })
   return {
     name: definition.name,
     retries: definition.retries,
@@ -149,12 +152,12 @@ export const handleBatch = <A, I, E>(
         Effect.gen(function*() {
           const decoded = items.map((item) => ({ item, payload: decode(item.job.payload) }))
           const runnable = decoded.flatMap(({ item, payload }) =>
-            Either.isRight(payload) ? [{ payload: payload.right, span: item.span }] : []
+            Result.isSuccess(payload) ? [{ payload: payload.success, span: item.span }] : []
           )
           const outcomes = runnable.length === 0 ? [] : yield* run(runnable)
           let next = 0
           return decoded.map(({ payload }) =>
-            Either.isLeft(payload) ? undecodable(payload.left) : outcomes[next++] ?? Outcome.Dead({ error: "No outcome" })
+            Result.isFailure(payload) ? undecodable(payload.failure) : outcomes[next++] ?? Outcome.Dead({ error: "No outcome" })
           )
         })
     }
@@ -175,10 +178,10 @@ export interface Lane {
 }
 
 /** The pool's lanes; built by the composition root. */
-export class Lanes extends Context.Tag("Parley/JobLanes")<Lanes, ReadonlyArray<Lane>>() {}
+export class Lanes extends Context.Service<Lanes, ReadonlyArray<Lane>>()("Parley/JobLanes") {}
 
 /** The handler of each kind, by name; built by the composition root. */
-export class Handlers extends Context.Tag("Parley/JobHandlers")<Handlers, ReadonlyMap<string, Handler>>() {}
+export class Handlers extends Context.Service<Handlers, ReadonlyMap<string, Handler>>()("Parley/JobHandlers") {}
 
 export const handlers = (list: ReadonlyArray<Handler>): ReadonlyMap<string, Handler> =>
   new Map(list.map((handler) => [handler.name, handler]))

@@ -27,11 +27,14 @@
  *   The statement is the function `parley_claim` (migration 0008; change it with a new migration), so
  *   that each connection plans it once: planning was most of a claim's time on an idle queue.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
-import type * as Statement from "@effect/sql/Statement"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import type * as Statement from "effect/sql/Statement"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpTraceContext from "effect/http/HttpTraceContext"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
@@ -47,11 +50,11 @@ export const JOBS_CHANNEL = "parley_jobs"
 
 /** W3C trace context of the current span, so the job's span can continue the request's trace. */
 const currentTraceContext = Effect.currentSpan.pipe(
-  Effect.map((span) => JSON.stringify({ traceparent: `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}` })),
+  Effect.map((span) => JSON.stringify({ traceparent: HttpTraceContext.toHeaders(span)["traceparent"] })),
   Effect.orElseSucceed(() => null)
 )
 
-const seconds = (duration: Duration.DurationInput) => Duration.toMillis(duration) / 1000
+const seconds = (duration: Duration.Input) => Duration.toMillis(duration) / 1000
 
 /** A row of a claim: one per job taken (none: one row without a job), each with the round's figures. */
 const ClaimRow = Schema.Struct({
@@ -85,11 +88,11 @@ interface EnqueueOptions {
   /** Whose work it is (a workspace, an integration): the lanes share out their capacity by group. */
   readonly group?: string | undefined
   /** Delay before the job may run. */
-  readonly delay?: Duration.DurationInput | undefined
+  readonly delay?: Duration.Input | undefined
 }
 
-export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
-  effect: Effect.gen(function*() {
+export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const lease = yield* AppConfig.JobLease
     const { embedded } = yield* DatabaseKind
@@ -100,7 +103,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     /** Runs `effect` in the caller's transaction, or in one of its own when there is none. */
     const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(
-        Effect.serviceOption(SqlClient.TransactionConnection),
+        Effect.serviceOption(sql.transactionService),
         Option.match({ onNone: () => sql.withTransaction(effect), onSome: () => effect })
       )
 
@@ -118,7 +121,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       payload: A,
       options: EnqueueOptions = {}
     ) {
-      const encoded = yield* Schema.encode(definition.payload)(payload)
+      const encoded = yield* Schema.encodeEffect(definition.payload)(payload)
       const traceContext = yield* currentTraceContext
       const conversationId = options.conversationId ?? null
       const ordered = definition.orderedBy === "conversation" && conversationId !== null
@@ -154,11 +157,11 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
           // The key's live job stands.
           const live = yield* sql<{ readonly id: JobId }>`
             SELECT id FROM jobs WHERE kind = ${definition.name} AND key = ${key} AND status IN ('pending', 'running')`
-          return live[0]?.id ?? (yield* Effect.dieMessage(`No live ${definition.name} job for key ${key}`))
+          return live[0]?.id ?? (yield* Effect.die(new Error(`No live ${definition.name} job for key ${key}`)))
         }
         // Delivered at commit, with the due time: listening workers wake when it is due, not at their next poll.
         if (embedded) yield* notify(definition.name, row.due)
-        yield* Metric.increment(jobsEnqueuedOf(definition.name))
+        yield* Metric.update(jobsEnqueuedOf(definition.name), 1)
         return row.id
       }).pipe(inTransaction)
     }, Effect.orDie)
@@ -190,11 +193,11 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       items: ReadonlyArray<{ readonly payload: A } & Omit<EnqueueOptions, "delay">>
     ) {
       const keyOf = definition.key
-      if (keyOf === undefined) return yield* Effect.dieMessage(`${definition.name} has no key: replaceMany needs one`)
+      if (keyOf === undefined) return yield* Effect.die(new Error(`${definition.name} has no key: replaceMany needs one`))
       if (items.length === 0) return 0
       const ordered = definition.orderedBy === "conversation"
       const rows = yield* Effect.forEach(items, (item) =>
-        Effect.map(Schema.encode(definition.payload)(item.payload), (payload) => ({
+        Effect.map(Schema.encodeEffect(definition.payload)(item.payload), (payload) => ({
           payload,
           key: keyOf(item.payload),
           conversationId: item.conversationId ?? null,
@@ -259,7 +262,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
             FROM live WHERE jobs.id = live.id AND live.status = 'pending' AND live.blocked = live.head`
         }
         if (inserted.length > 0 || running.length > 0) yield* notify(definition.name, 0)
-        yield* Metric.incrementBy(jobsEnqueuedOf(definition.name), inserted.length)
+        yield* Metric.update(jobsEnqueuedOf(definition.name), inserted.length)
         return inserted.length
       }).pipe(inTransaction)
     }, Effect.orDie)
@@ -279,8 +282,8 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     })
 
     // The pool's bookkeeping statements are uninterruptible: they take milliseconds, and interrupting
-    // one mid-flight makes sql-pg send pg_cancel_backend, which on a one-connection pool (PGlite) waits
-    // for the very connection it means to cancel, and leaves a claim's outcome unknown.
+    // one mid-flight makes sql-pg cancel it (a CancelRequest on a side connection, which the embedded
+    // database's one-connection server cannot take) and leaves a claim's outcome unknown.
 
     /**
      * Up to `limit` due jobs of `lane`, leased to `instance`, oldest first, each group within its share;
@@ -290,13 +293,13 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       claimMany({ instance, kinds: lane.kinds, limit, perGroup: lane.perGroup }).pipe(
         Effect.map((rows): Round => ({
           jobs: rows.flatMap((row) => row.job === null ? [] : [row.job]),
-          wait: Option.fromNullable(rows[0]?.wait ?? null),
+          wait: Option.fromNullishOr(rows[0]?.wait ?? null),
           leftBehind: rows[0]?.leftBehind ?? true
         })),
         Effect.orDie,
         Effect.uninterruptible,
         Effect.tap(({ jobs }) =>
-          Effect.forEach(jobs, (job) => Metric.increment(jobsClaimedOf(job.kind)), {
+          Effect.forEach(jobs, (job) => Metric.update(jobsClaimedOf(job.kind), 1), {
             discard: true
           })
         ),
@@ -462,7 +465,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
     }, Effect.orDie)
 
     /** Deletes done and dead jobs finished longer than `retention` ago, a batch at a time. */
-    const purge = (retention: Duration.DurationInput, batch = 5_000) =>
+    const purge = (retention: Duration.Input, batch = 5_000) =>
       sql<{ readonly n: number }>`
         WITH gone AS (
           DELETE FROM jobs WHERE id IN (
@@ -507,4 +510,7 @@ export class JobQueue extends Effect.Service<JobQueue>()("Parley/JobQueue", {
       depth
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

@@ -9,9 +9,9 @@
  * - a count of jobs in flight and a latch per lane; a latch wakes the dispatcher. The latch is closed
  *   *before* each claim, so a notification that arrives between an empty claim and the wait is not lost;
  * - notifications carry the job's due time: a debounced job wakes the dispatcher when it is due, not
- *   at the next poll. They come from `LISTEN` on PostgreSQL (a connection of its own, re-established
- *   when it drops) and from the queue itself on the embedded database (one connection: a claim waits
- *   for the enqueuing transaction to commit);
+ *   at the next poll. They come from `LISTEN` on PostgreSQL (a connection of the pool held for it,
+ *   probed, re-established when it drops: `Listener.ts`) and from the queue itself on the embedded
+ *   database (one connection: a claim waits for the enqueuing transaction to commit);
  * - one heartbeat renews the leases of every running job; a job whose lease was lost (another instance
  *   took it after this one stalled) is interrupted;
  * - a job is claimed and forked uninterruptibly, with its release registered before it can be
@@ -19,7 +19,6 @@
  * - supervision: a dispatcher failure is logged and the dispatcher started again;
  * - shutdown: stop claiming, wait up to `WORKER_SHUTDOWN_GRACE` for running jobs, give the rest back.
  */
-import { PgClient } from "@effect/sql-pg"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -27,13 +26,17 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
+import * as Headers from "effect/http/Headers"
+import * as HttpTraceContext from "effect/http/HttpTraceContext"
+import * as Latch from "effect/Latch"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as Tracer from "effect/Tracer"
+import type * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as AppConfig from "../Config.js"
@@ -61,16 +64,17 @@ const CLAIM_BATCH = 64
 const backoff = (attempts: number) => Duration.millis(Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1)))
 
 /** The request's span, from the W3C `traceparent` stored with the job. */
-const parentSpan = (job: Claimed): Option.Option<Tracer.ExternalSpan> => {
-  const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(job.traceContext?.traceparent ?? "")
-  if (match === null) return Option.none()
-  const [, traceId = "", spanId = "", flags] = match
-  return Option.some(Tracer.externalSpan({ traceId, spanId, sampled: flags === "01" }))
-}
+const parentSpan = (job: Claimed): Option.Option<Tracer.ExternalSpan> =>
+  job.traceContext === null
+    ? Option.none()
+    : HttpTraceContext.w3c(Headers.fromInput({ traceparent: job.traceContext.traceparent }))
+
+/** A stack trace here would point into the pool, not at the job's code; capturing one per job costs. */
+const noStackTrace = { captureStackTrace: false } as const
 
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n")[0]?.slice(0, 1000) ?? "failed"
 
-export const WorkersLive = Layer.scopedDiscard(
+export const WorkersLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig.WorkerConfig
     const lease = yield* AppConfig.JobLease
@@ -82,7 +86,7 @@ export const WorkersLive = Layer.scopedDiscard(
 
     const running = yield* FiberMap.make<JobId>()
 
-    const count = (metricOf: typeof jobsSucceededOf, job: Claimed) => Metric.increment(metricOf(job.kind))
+    const count = (metricOf: typeof jobsSucceededOf, job: Claimed) => Metric.update(metricOf(job.kind), 1)
 
     const jobAnnotations = (job: Claimed) => ({ "job.id": job.id, "job.kind": job.kind, "job.attempt": job.attempts })
 
@@ -103,25 +107,21 @@ export const WorkersLive = Layer.scopedDiscard(
       )
     }
 
-    /** The job's span: a consumer span continuing the trace of the request that queued it. */
-    const spanOptions = (job: Claimed) => {
+    /** The job's span: a consumer span continuing the trace of the request that queued it (no stack trace). */
+    const spanOptions = (job: Claimed): Tracer.SpanOptionsNoTrace => {
       const parent = parentSpan(job)
       return {
-        kind: "consumer" as const,
-        // A stack trace here would point into the pool, not at the job's code; capturing one per job costs.
-        captureStackTrace: false,
+        kind: "consumer",
         attributes: jobAnnotations(job),
-        ...(Option.isSome(parent)
-          ? { parent: parent.value, links: [{ _tag: "SpanLink" as const, span: parent.value, attributes: {} }] }
-          : {})
+        ...(Option.isSome(parent) ? { parent: parent.value, links: [{ span: parent.value, attributes: {} }] } : {})
       }
     }
 
     /** A handler's failures and defects become outcomes; an interruption stays one. */
     const guarded = (job: Claimed, retries: Handler["retries"], run: Effect.Effect<Outcome, unknown>) =>
       run.pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : failed(job, retries)(cause)
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : failed(job, retries)(cause)
         )
       )
 
@@ -162,7 +162,7 @@ export const WorkersLive = Layer.scopedDiscard(
         const freed = yield* queue.settle(job, instance, outcome)
         yield* counted(job, outcome)
         return freed
-      }).pipe(Effect.withSpan(`Job.${job.kind}`, spanOptions(job)))
+      }).pipe(Effect.withSpan(`Job.${job.kind}`, spanOptions(job), noStackTrace))
     }
 
     /**
@@ -176,11 +176,11 @@ export const WorkersLive = Layer.scopedDiscard(
         const items = yield* Effect.forEach(jobs, (job) =>
           Effect.map(Effect.makeSpanScoped(`Job.${job.kind}`, spanOptions(job)), (span) => ({ job, span })))
         const outcomes = yield* run(items).pipe(
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause)
               : Effect.forEach(items, ({ job, span }) =>
-                failed(job, handler.retries)(cause).pipe(Effect.withParentSpan(span)))
+                failed(job, handler.retries)(cause).pipe(Effect.withParentSpan(span, noStackTrace)))
           )
         )
         const ended = items.map(({ job, span }, i) => ({
@@ -191,7 +191,7 @@ export const WorkersLive = Layer.scopedDiscard(
         // Each job's records carry its own trace.
         yield* Effect.forEach(ended, ({ job, outcome, span }) => {
           span.attribute("job.outcome", outcome._tag)
-          return report(job, started, outcome).pipe(Effect.withParentSpan(span))
+          return report(job, started, outcome).pipe(Effect.withParentSpan(span, noStackTrace))
         }, { discard: true })
         const freed = yield* queue.settleMany(instance, ended)
         yield* Effect.forEach(ended, ({ job, outcome }) => counted(job, outcome), { discard: true })
@@ -207,11 +207,11 @@ export const WorkersLive = Layer.scopedDiscard(
         /** Jobs of this lane running in this instance (only the dispatcher adds to it). */
         const inFlight = yield* Ref.make(0)
         /** Opened when one of the lane's jobs ends: a slot is free. */
-        const slotFreed = yield* Effect.makeLatch(false)
+        const slotFreed = yield* Latch.make(false)
         /** Opened when a job may be claimable: a notification, a finished job, shutdown. */
-        const wakeup = yield* Effect.makeLatch(false)
+        const wakeup = yield* Latch.make(false)
         /** Released when a notification names a future due time, so the idle wait is recomputed. */
-        const rescheduled = yield* Effect.makeLatch(false)
+        const rescheduled = yield* Latch.make(false)
         /** The earliest due time (Unix ms) announced by a notification and not reached yet. */
         const announced = yield* Ref.make(Number.POSITIVE_INFINITY)
         /**
@@ -235,17 +235,17 @@ export const WorkersLive = Layer.scopedDiscard(
           })
 
         /**
-         * Forks just-claimed jobs (one, or a batch run together). Called uninterruptibly: the fork
-         * inherits that, registers the release and the slots' return, and only then lets the jobs
-         * themselves be interrupted.
+         * Forks just-claimed jobs (one, or a batch run together). Called uninterruptibly; the fork starts
+         * uninterruptible too (a fork does not inherit that by itself), registers the release and the
+         * slots' return, and only then lets the jobs themselves be interrupted.
          */
         const start = (jobs: ReadonlyArray<Claimed>, run: Effect.Effect<boolean, unknown>) =>
           Ref.update(inFlight, (n) => n + jobs.length).pipe(
-            Effect.zipRight(
+            Effect.andThen(
               Effect.interruptible(run).pipe(
                 Effect.onInterrupt(() => Effect.forEach(jobs, (job) => queue.release(job, instance), { discard: true })),
                 Effect.onExit((exit) => ended(jobs, exit)),
-                Effect.forkDaemon
+                Effect.forkDetach({ uninterruptible: true })
               )
             ),
             // A batch's fiber is every one of its jobs': a lease lost interrupts (and gives back) the batch.
@@ -267,7 +267,7 @@ export const WorkersLive = Layer.scopedDiscard(
             batch.jobs.push(job)
             batches.set(key, batch)
           }
-          return Effect.zipRight(
+          return Effect.andThen(
             Effect.forEach(singles, (job) => start([job], execute(job)), { discard: true }),
             Effect.forEach(batches.values(), ({ handler, jobs, run }) =>
               start(jobs, jobs.length === 1 && jobs[0] !== undefined ? execute(jobs[0]) : executeBatch(handler, run, jobs)), {
@@ -333,10 +333,10 @@ export const WorkersLive = Layer.scopedDiscard(
         // Supervision: a dispatcher failure is logged and it starts again after a pause.
         const fiber = yield* dispatch.pipe(
           Effect.forever,
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.logError("Job dispatcher failed; restarting", cause).pipe(Effect.annotateLogs("job.lane", lane.name))
           ),
-          Effect.zipRight(Effect.sleep("1 second")),
+          Effect.andThen(Effect.sleep("1 second")),
           Effect.forever,
           Effect.forkScoped
         )
@@ -355,9 +355,7 @@ export const WorkersLive = Layer.scopedDiscard(
       return dispatcher === undefined ? Effect.void : dispatcher.onNotification(Number(due) || 0)
     }
 
-    const notifications = database.embedded
-      ? queue.signals
-      : Stream.unwrap(Effect.map(PgClient.PgClient, (pg) => listen(pg.config, JOBS_CHANNEL)))
+    const notifications = database.embedded ? queue.signals : listen(JOBS_CHANNEL)
     yield* notifications.pipe(Stream.runForEach(onNotification), Effect.forkScoped)
 
     // One heartbeat for every running job; those this instance no longer holds are interrupted. The
@@ -365,16 +363,16 @@ export const WorkersLive = Layer.scopedDiscard(
     const third = Duration.millis(Duration.toMillis(lease) / 3)
     const lastRenewal = yield* Ref.make(yield* Clock.currentTimeMillis)
     yield* Effect.gen(function*() {
-      const reaped = yield* Effect.either(queue.reap.pipe(Effect.sandbox))
-      if (reaped._tag === "Right" && reaped.right > 0) yield* wakeAll
+      const reaped = yield* Effect.result(queue.reap.pipe(Effect.sandbox))
+      if (Result.isSuccess(reaped) && reaped.success > 0) yield* wakeAll
       const mine = yield* Effect.sync(() => Array.from(running, ([id]) => id))
       if (mine.length === 0) return yield* Ref.set(lastRenewal, yield* Clock.currentTimeMillis)
-      const held = yield* Effect.either(queue.heartbeat(instance).pipe(Effect.sandbox))
+      const held = yield* Effect.result(queue.heartbeat(instance).pipe(Effect.sandbox))
       const now = yield* Clock.currentTimeMillis
-      if (held._tag === "Right") {
+      if (Result.isSuccess(held)) {
         yield* Ref.set(lastRenewal, now)
         for (const id of mine) {
-          if (!held.right.has(id)) {
+          if (!held.success.has(id)) {
             yield* Effect.logWarning("Job lease lost; abandoned to whoever holds it now").pipe(
               Effect.annotateLogs({ "job.id": id })
             )
@@ -383,7 +381,7 @@ export const WorkersLive = Layer.scopedDiscard(
         }
       } else if (now - (yield* Ref.get(lastRenewal)) >= Duration.toMillis(lease)) {
         // Past the lease, other instances may take these jobs: stop them here.
-        yield* Effect.logWarning("Job leases could not be renewed; abandoning running jobs", held.left)
+        yield* Effect.logWarning("Job leases could not be renewed; abandoning running jobs", held.failure)
         yield* Effect.forEach(mine, (id) => FiberMap.remove(running, id), { discard: true })
       }
     }).pipe(Effect.repeat(Schedule.spaced(third)), Effect.forkScoped)
@@ -391,9 +389,9 @@ export const WorkersLive = Layer.scopedDiscard(
     // Queue depth and the age of the oldest due job, for dashboards and alerts.
     yield* queue.depth.pipe(
       Effect.tap(({ oldestSeconds, pending }) =>
-        Effect.zipRight(Metric.set(queueDepth, pending), Metric.set(oldestPendingAge, oldestSeconds ?? 0))
+        Effect.andThen(Metric.update(queueDepth, pending), Metric.update(oldestPendingAge, oldestSeconds ?? 0))
       ),
-      Effect.catchAllCause((cause) => Effect.logDebug("Queue depth unavailable", cause)),
+      Effect.catchCause((cause) => Effect.logDebug("Queue depth unavailable", cause)),
       Effect.repeat(Schedule.spaced(config.depthInterval)),
       Effect.forkScoped
     )
@@ -401,7 +399,7 @@ export const WorkersLive = Layer.scopedDiscard(
     // Finished jobs are kept for `JOB_RETENTION`, then deleted in batches.
     yield* queue.purge(config.retention).pipe(
       Effect.repeat({ schedule: Schedule.spaced("1 second"), while: (deleted) => deleted > 0 }),
-      Effect.catchAllCause((cause) => Effect.logWarning("Purging finished jobs failed", cause)),
+      Effect.catchCause((cause) => Effect.logWarning("Purging finished jobs failed", cause)),
       Effect.delay("1 minute"),
       Effect.repeat(Schedule.spaced("1 hour")),
       Effect.forkScoped

@@ -1,35 +1,38 @@
 /**
  * The access log: one record per HTTP request, written when its response has been handed to Node,
- * with the request's trace and span ids (it runs inside the `http.server` span). @effect/platform's own
- * `HttpMiddleware.logger` is not installed (`HttpApiBuilder.serve` adds no logger unless given one), so
- * this is the only record a request writes besides the errors it causes.
+ * with the request's trace and span ids (it runs inside the `http.server` span). Effect's own
+ * `HttpMiddleware.logger` is not installed (`Http.ts` serves with `disableLogger`), so this is the only
+ * record a request writes besides the errors it causes.
  *
  * - The route is the template the router matched, as it wrote it on the request's span
- *   (`http.route`), in the `{param}` form of the `http_route` metric label. Requests the router never
- *   saw (a 413 or a malformed body answered at the edge) get the template of the API endpoint their
- *   path matches; paths of no endpoint (404s, `/openapi.json`, `/docs`) are logged as `url.path`, with
- *   id-like segments replaced by `{id}`. The query string is never logged (it may hold an
- *   `access_token`).
+ *   (`http.route`), in the `{param}` form the OpenAPI document (and OpenTelemetry's convention) has,
+ *   which the `http_route` metric label has too. The router writes it only when a tracer is installed
+ *   (OpenTelemetry), and in its own `:param` form: the span's attribute is rewritten here, so that the
+ *   span, this record and the metric name a route alike. Without a tracer, and for requests the router
+ *   never saw (a 413 or a malformed body answered at the edge, a client gone mid-body), it is the
+ *   template of the route the path matches (`routeTemplates`), set on the span as well; paths of no
+ *   route (404s) are logged as `url.path`, with id-like segments replaced by `{id}`. The query string
+ *   is never logged (it may hold an `access_token`).
  * - `workspace.id` is the authenticated caller's workspace, as the auth middleware wrote it on the span.
  * - The request id is the caller's `X-Request-Id` when it is a sane token (1–128 characters of
  *   `A-Za-z0-9._:+/=-`), else a new UUID. It is answered as `X-Request-Id`, set on the span
  *   (`request.id`) and on every log record written while the request runs.
  *
  * `LOG_REQUESTS=false` turns the records off (the request id stays). `/health/*` logs at `debug`.
+ * Requests Node's parser refused before the app saw them are recorded with the same record
+ * (`writeAccessRecord`, from `Http.ts`).
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerError from "@effect/platform/HttpServerError"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import * as HttpEffect from "effect/http/HttpEffect"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApi from "effect/http-api/HttpApi"
 import * as Option from "effect/Option"
+import type * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
 import { Api } from "../Api.js"
-import * as AppConfig from "../Config.js"
 
 const REQUEST_ID = /^[A-Za-z0-9._:+/=-]{1,128}$/
 
@@ -50,70 +53,126 @@ export const anonymizedPath = (url: string): string =>
     .join("/")
     .slice(0, 200)
 
-/** The API's endpoints as patterns, for requests the router never matched. */
-const endpointTemplates = (): ReadonlyArray<{ readonly method: string; readonly pattern: RegExp; readonly template: string }> => {
-  const out: Array<{ method: string; pattern: RegExp; template: string }> = []
+interface Template {
+  readonly method: string
+  readonly pattern: RegExp
+  readonly template: string
+}
+
+/** The routes Parley serves besides the API's endpoints (`Http.ts`). */
+const OTHER_ROUTES: ReadonlyArray<readonly [method: string, path: string]> = [["GET", "/openapi.json"], ["GET", "/docs"]]
+
+/** Every route Parley serves, as patterns: the API's endpoints, `/openapi.json` and `/docs`. */
+const templates = (): ReadonlyArray<Template> => {
+  const out: Array<Template> = []
+  const add = (method: string, path: string) =>
+    out.push({
+      method,
+      // As the router matches: letter case aside.
+      pattern: new RegExp(`^${path.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}/?$`, "i"),
+      template: braced(path)
+    })
   HttpApi.reflect(Api, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint }) => {
-      out.push({
-        method: endpoint.method,
-        pattern: new RegExp(`^${endpoint.path.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}/?$`),
-        template: braced(endpoint.path)
-      })
-    }
+    onEndpoint: ({ endpoint }) => add(endpoint.method, endpoint.path)
   })
+  for (const [method, path] of OTHER_ROUTES) add(method, path)
   return out
 }
 
-/** The access-log middleware (see the module comment). */
-export const accessLog = (options: { readonly enabled: boolean }) => {
-  const endpoints = endpointTemplates()
-  const templateOf = (method: string, url: string): Option.Option<string> => {
-    const path = (url.split("?")[0] ?? url).replace(/\/{2,}/g, "/")
-    return Option.fromNullable(endpoints.find((e) => e.method === method && e.pattern.test(path))?.template)
+/**
+ * The template of the route a request is for (see the module comment): the router's, from the span,
+ * else the one its method and path match, as the router reads them (repeated slashes are one; `HEAD`
+ * is served by `GET`).
+ */
+export const routeTemplates = () => {
+  const table = templates()
+  const find = (method: string, path: string) =>
+    table.find((route) => route.method === method && route.pattern.test(path))?.template
+  return (request: HttpServerRequest.HttpServerRequest, span: Option.Option<Tracer.Span>): Option.Option<string> => {
+    const matched = Option.isSome(span) ? span.value.attributes.get("http.route") : undefined
+    if (typeof matched === "string") return Option.some(braced(matched))
+    const path = (request.url.split("?")[0] ?? request.url).replace(/\/{2,}/g, "/")
+    return Option.fromNullishOr(find(request.method, path) ?? (request.method === "HEAD" ? find("GET", path) : undefined))
   }
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+}
+
+/** One access record's content (see the module comment). */
+export interface AccessRecord {
+  readonly method: string
+  /** The route's template; none for a path of no route, logged as `url.path` instead. */
+  readonly route: Option.Option<string>
+  /** The request target (path and query) as received; undefined when it could not be read. */
+  readonly url: string | undefined
+  readonly status: number
+  readonly durationMs: number
+  readonly workspaceId: Option.Option<string>
+  readonly requestId: string
+  /** Why the request failed before it reached the app (Node's parser error code). */
+  readonly errorType?: string
+}
+
+/**
+ * Writes the `HTTP request` record: at `info`, the app's answers on `/health/*` at `debug` (probes
+ * every few seconds). A request Node's parser refused is no probe, whatever its path.
+ */
+export const writeAccessRecord = (record: AccessRecord): Effect.Effect<void> => {
+  const path = record.url === undefined ? undefined : (record.url.split("?")[0] ?? "")
+  const probe = record.errorType === undefined && path?.startsWith("/health/") === true
+  const log = probe ? Effect.logDebug : Effect.logInfo
+  return log("HTTP request").pipe(
+    Effect.annotateLogs({
+      "http.request.method": record.method,
+      ...Option.match(record.route, {
+        onSome: (template) => ({ "http.route": template }),
+        onNone: () => record.url === undefined ? {} : { "url.path": anonymizedPath(record.url) }
+      }),
+      "http.response.status_code": record.status,
+      duration_ms: Math.round(record.durationMs * 10) / 10,
+      ...Option.match(record.workspaceId, { onSome: (id) => ({ "workspace.id": id }), onNone: () => ({}) }),
+      ...(record.errorType === undefined ? {} : { "error.type": record.errorType }),
+      "request.id": record.requestId
+    })
+  )
+}
+
+/** The access-log middleware (see the module comment), for `HttpRouter.serve`. */
+export const accessLog = (options: { readonly enabled: boolean }) => {
+  const routeOf = routeTemplates()
+  return <E, R>(
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const started = yield* Clock.currentTimeNanos
       const requestId = requestIdOf(request.headers["x-request-id"])
       const span = yield* Effect.option(Effect.currentSpan)
       if (Option.isSome(span)) span.value.attribute("request.id", requestId)
-      yield* HttpApp.appendPreResponseHandler((_, response) =>
+      yield* HttpEffect.appendPreResponseHandler((_, response) =>
         Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
       )
       const exit = yield* Effect.exit(Effect.annotateLogs(app, "request.id", requestId))
+      const route = routeOf(request, span)
+      // The span ends after this middleware: its route is the template, as in the record and the metric.
+      if (Option.isSome(span) && Option.isSome(route)) span.value.attribute("http.route", route.value)
       if (!options.enabled) return yield* exit
 
-      const status = HttpServerError.exitResponse(exit).status
       const attribute = (key: string) =>
         Option.flatMap(span, (span) => {
           const value = span.attributes.get(key)
           return typeof value === "string" ? Option.some(value) : Option.none()
         })
-      const route = Option.orElse(Option.map(attribute("http.route"), braced), () => templateOf(request.method, request.url))
-      const elapsedMs = Number((yield* Clock.currentTimeNanos) - started) / 1e6
-      const path = (request.url.split("?")[0] ?? "")
-      const log = path.startsWith("/health/") ? Effect.logDebug : Effect.logInfo
-      yield* log("HTTP request").pipe(
-        Effect.annotateLogs({
-          "http.request.method": request.method,
-          ...Option.match(route, {
-            onSome: (template) => ({ "http.route": template }),
-            onNone: () => ({ "url.path": anonymizedPath(request.url) })
-          }),
-          "http.response.status_code": status,
-          duration_ms: Math.round(elapsedMs * 10) / 10,
-          ...Option.match(attribute("workspace.id"), { onSome: (id) => ({ "workspace.id": id }), onNone: () => ({}) }),
-          "request.id": requestId
-        })
-      )
+      yield* writeAccessRecord({
+        method: request.method,
+        route,
+        url: request.url,
+        status: HttpServerError.exitResponse(exit).status,
+        durationMs: Number((yield* Clock.currentTimeNanos) - started) / 1e6,
+        workspaceId: attribute("workspace.id"),
+        requestId,
+        // A body Node's parser refused (`Http.ts` sets its code on the span).
+        ...Option.match(attribute("error.type"), { onSome: (errorType) => ({ errorType }), onNone: () => ({}) })
+      })
       return yield* exit
     })
 }
-
-/** `HttpApiBuilder.serve` with the access log, on or off per `LOG_REQUESTS`. */
-export const serveWithAccessLog = Layer.unwrapEffect(
-  Effect.map(AppConfig.LogRequests, (enabled) => HttpApiBuilder.serve(accessLog({ enabled })))
-)

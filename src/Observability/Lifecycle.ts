@@ -4,7 +4,7 @@
  * `Parley stopped` when everything, the database included, has been released. A start that fails is
  * one `Parley failed to start` record with its cause (`App.ts`).
  */
-import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -16,13 +16,13 @@ import * as fs from "node:fs"
 import * as AppConfig from "../Config.js"
 import { DatabaseKind } from "../Sql.js"
 
-const PackageJson = Schema.parseJson(Schema.Struct({ version: Schema.String }))
+const PackageJson = Schema.fromJsonString(Schema.Struct({ version: Schema.String }))
 
 /** Parley's version, from its `package.json` (next to `src/` and `dist/`, in the image too). */
 export const packageVersion: Effect.Effect<string> = Effect.try(() =>
   fs.readFileSync(new URL("../../package.json", import.meta.url), "utf8")
 ).pipe(
-  Effect.flatMap(Schema.decodeUnknown(PackageJson)),
+  Effect.flatMap(Schema.decodeUnknownEffect(PackageJson)),
   Effect.map((pkg) => pkg.version),
   Effect.orElseSucceed(() => "unknown")
 )
@@ -32,13 +32,13 @@ export const packageVersion: Effect.Effect<string> = Effect.try(() =>
  * workers (so that it is the first thing released).
  */
 export const StartedLive = (options: { readonly workers: boolean }) =>
-  Layer.scopedDiscard(
+  Layer.effectDiscard(
     Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
       const database = yield* DatabaseKind
       const workers = yield* AppConfig.WorkerConfig
       const metricsPort = yield* AppConfig.MetricsPort
-      const port = server.address._tag === "TcpAddress" ? server.address.port : null
+      const port = server.address._tag === "UnixPathAddress" ? null : server.address.port
       const started = yield* Clock.currentTimeMillis
       yield* Effect.logInfo("Parley started").pipe(
         Effect.annotateLogs({
@@ -63,8 +63,8 @@ export const StartedLive = (options: { readonly workers: boolean }) =>
  * `Parley stopped` when released: provide it outermost, so that it is released last. Not after a start
  * that failed: that one is `Parley failed to start`.
  */
-export const StoppedLive = Layer.scopedDiscard(
+export const StoppedLive = Layer.effectDiscard(
   Effect.addFinalizer((exit) =>
-    Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? Effect.void : Effect.logInfo("Parley stopped")
+    Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause) ? Effect.void : Effect.logInfo("Parley stopped")
   )
 )

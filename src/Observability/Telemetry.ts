@@ -7,28 +7,34 @@
  *
  * The SDK and each exporter are loaded (`import()`) only when configured: imported statically, their
  * modules alone held ~8 MiB of every process's memory, exporting or not.
+ *
+ * Sampling is the SDK's, by `OTEL_TRACES_SAMPLER` (`parentbased_always_on` by default). An incoming
+ * `traceparent` (or `b3`) becomes the request span's parent with its sampled flag (Effect's
+ * `HttpTraceContext`), and @effect/opentelemetry gives the sampler that flag as the remote parent's
+ * trace flags: with `00`, the request and everything under it (its SQL, the jobs it enqueues, which
+ * store its `traceparent`, their deliveries) are not recorded, and the webhooks they send carry `-00`.
+ * Log records are exported all the same, with the trace id and `flags` 0.
  */
 import type { Sampler } from "@opentelemetry/sdk-trace-base"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as AppConfig from "../Config.js"
 import { packageVersion } from "./Lifecycle.js"
+import { OtlpLogRecordProcessor } from "./Logging.js"
 import { registerAll } from "./Metrics.js"
 import { makePrometheusReader } from "./Prometheus.js"
 import { RedactingSpanExporter } from "./Redaction.js"
 
 /** An endpoint URL, or none when unset or empty. */
 const endpoint = (name: string): Config.Config<Option.Option<string>> =>
-  Config.option(Config.string(name)).pipe(
-    Config.mapOrFail((value) => {
+  Config.option(Config.String(name)).pipe(
+    Config.mapEffect((value) => {
       const url = Option.filter(Option.map(value, (v) => v.trim()), (v) => v !== "")
       return Option.isNone(url) || URL.canParse(url.value)
-        ? Either.right(url)
-        : Either.left(ConfigError.InvalidData([name], `${name}=${url.value} is not a URL`))
+        ? Effect.succeed(url)
+        : Effect.fail(AppConfig.settingError(name, `${name}=${url.value} is not a URL`))
     })
   )
 
@@ -37,15 +43,15 @@ export const TelemetryConfig = Config.all({
   tracesEndpoint: endpoint("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
   metricsEndpoint: endpoint("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"),
   logsEndpoint: endpoint("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"),
-  serviceName: Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault("parley")),
-  sampler: Config.literal(
+  serviceName: Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault("parley")),
+  sampler: Config.Literals([
     "always_on",
     "always_off",
     "traceidratio",
     "parentbased_always_on",
     "parentbased_always_off",
     "parentbased_traceidratio"
-  )("OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on" as const)),
+  ], "OTEL_TRACES_SAMPLER").pipe(Config.withDefault("parentbased_always_on" as const)),
   samplerArg: AppConfig.numberIn("OTEL_TRACES_SAMPLER_ARG", 0, 1, 1),
   metricIntervalMillis: AppConfig.integerIn("OTEL_METRIC_EXPORT_INTERVAL", 100, 24 * 3_600_000, 60_000)
 })
@@ -80,7 +86,7 @@ const signalUrl = (base: Option.Option<string>, own: Option.Option<string>, sign
 const loadWhenSet = <A>(url: Option.Option<string>, load: (url: string) => Promise<Array<A>>) =>
   Option.match(url, { onNone: () => Effect.succeed<Array<A>>([]), onSome: (url) => Effect.promise(() => load(url)) })
 
-export const TelemetryLive = Layer.unwrapScoped(
+export const TelemetryLive = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* TelemetryConfig
     const traces = signalUrl(config.endpoint, config.tracesEndpoint, "traces")
@@ -121,7 +127,7 @@ export const TelemetryLive = Layer.unwrapScoped(
         import("@opentelemetry/sdk-logs"),
         import("@opentelemetry/exporter-logs-otlp-http")
       ])
-      return [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url }) })]
+      return [new OtlpLogRecordProcessor(new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url }) }))]
     })
     return sdkLayer(() => ({
       resource: { serviceName: config.serviceName, serviceVersion: version },

@@ -6,10 +6,12 @@
  * told directly. After the listening connection is re-established (notifications sent meanwhile are
  * lost), every cache is forgotten too.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { listen } from "../Jobs/Listener.js"
@@ -17,8 +19,8 @@ import { DatabaseKind } from "../Sql.js"
 
 export const INVALIDATION_CHANNEL = "parley_invalidate"
 
-export class Invalidation extends Effect.Service<Invalidation>()("Parley/Invalidation", {
-  scoped: Effect.gen(function*() {
+export class Invalidation extends Context.Service<Invalidation>()("Parley/Invalidation", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { embedded } = yield* DatabaseKind
     const forgetters = yield* Ref.make<ReadonlyArray<Effect.Effect<void>>>([])
@@ -26,11 +28,12 @@ export class Invalidation extends Effect.Service<Invalidation>()("Parley/Invalid
 
     if (!embedded) {
       const pg = yield* PgClient.PgClient
-      yield* listen(pg.config, INVALIDATION_CHANNEL, "10 seconds", "Cache invalidations").pipe(
+      yield* listen(INVALIDATION_CHANNEL, "10 seconds", "Cache invalidations").pipe(
         Stream.runForEach(() => forgetAll),
+        Effect.provideService(PgClient.PgClient, pg),
         // The connection's probes and reconnection back-off are wall-clock waits on the network, whatever
         // clock the app runs on (a test's TestClock, moved by years, would run years of probes).
-        Effect.withClock(Clock.make()),
+        Effect.provideService(Clock.Clock, Clock.Clock.defaultValue()),
         Effect.forkScoped
       )
     }
@@ -43,10 +46,13 @@ export class Invalidation extends Effect.Service<Invalidation>()("Parley/Invalid
        * commit), at once on the embedded database (its single connection serializes the readers after
        * the writer's commit anyway). This instance's caches are forgotten at once too.
        */
-      announce: Effect.zipRight(
+      announce: Effect.andThen(
         embedded ? Effect.void : Effect.orDie(sql`SELECT pg_notify(${INVALIDATION_CHANNEL}, '')`),
         forgetAll
       )
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

@@ -1,23 +1,24 @@
-import * as Model from "@effect/sql/Model"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { TokenId, ToneId, WorkspaceId } from "../Domain/Ids.js"
 import { ApiToken, Tone, Workspace } from "../Domain/Workspace.js"
 
-export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/WorkspacesRepo", {
-  effect: Effect.gen(function*() {
+export class WorkspacesRepo extends Context.Service<WorkspacesRepo>()("Parley/WorkspacesRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: Workspace.insert,
       Result: Workspace,
       execute: (row) => sql`INSERT INTO workspaces ${sql.insert(row)} RETURNING *`
     })
 
-    const findById = SqlSchema.findOne({
+    const findById = SqlSchema.findOneOption({
       Request: WorkspaceId,
       Result: Workspace,
       execute: (id) => sql`SELECT * FROM workspaces WHERE id = ${id} AND deleted_at IS NULL`
@@ -34,7 +35,7 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
       (rows) => rows[0]?.n ?? 0
     )
 
-    const rotateSecret = SqlSchema.findOne({
+    const rotateSecret = SqlSchema.findOneOption({
       Request: Schema.Struct({
         id: WorkspaceId,
         webhookSecret: Schema.String,
@@ -58,7 +59,7 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
     })
 
     /** The workspace's webhook secrets as stored, locked for the rest of the transaction. */
-    const lockSecrets = SqlSchema.findOne({
+    const lockSecrets = SqlSchema.findOneOption({
       Request: WorkspaceId,
       Result: Schema.Struct({ webhookSecret: Schema.String, previousWebhookSecret: Schema.NullOr(Schema.String) }),
       execute: (id) =>
@@ -120,13 +121,13 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
         return 0
       })
 
-    const insertToken = SqlSchema.single({
+    const insertToken = SqlSchema.findOne({
       Request: ApiToken.insert,
       Result: ApiToken,
       execute: (row) => sql`INSERT INTO api_tokens ${sql.insert(row)} RETURNING *`
     })
 
-    const findActiveToken = SqlSchema.findOne({
+    const findActiveToken = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: ApiToken,
       execute: (hash) =>
@@ -140,14 +141,17 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
       execute: (workspaceId) => sql`SELECT * FROM api_tokens WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
     })
 
-    const revokeToken = SqlSchema.findOne({
+    const revokeToken = SqlSchema.findOneOption({
       Request: TokenId,
       Result: ApiToken,
       execute: (id) => sql`UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${id} RETURNING *`
     })
 
-    // Tones are plain CRUD.
-    const tones = yield* Model.makeRepository(Tone, { tableName: "tones", spanPrefix: "TonesRepo", idColumn: "id" })
+    const insertTone = SqlSchema.findOne({
+      Request: Tone.insert,
+      Result: Tone,
+      execute: (row) => sql`INSERT INTO tones ${sql.insert(row)} RETURNING *`
+    })
 
     const listTones = SqlSchema.findAll({
       Request: WorkspaceId,
@@ -155,7 +159,7 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
       execute: (workspaceId) => sql`SELECT * FROM tones WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`
     })
 
-    const findTone = SqlSchema.findOne({
+    const findTone = SqlSchema.findOneOption({
       Request: Schema.Struct({ workspaceId: WorkspaceId, id: ToneId }),
       Result: Tone,
       execute: ({ id, workspaceId }) => sql`SELECT * FROM tones WHERE id = ${id} AND workspace_id = ${workspaceId}`
@@ -176,9 +180,12 @@ export class WorkspacesRepo extends Effect.Service<WorkspacesRepo>()("Parley/Wor
       revokeToken,
       markDeleted,
       purgeBatch,
-      insertTone: tones.insert,
+      insertTone,
       listTones,
       findTone
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

@@ -1,9 +1,11 @@
 /** Workspaces and their credentials: API tokens, the webhook secret, tones (docs/api.md). */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Cache from "effect/Cache"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { Crypto, generateToken, generateWebhookSecret, hashToken } from "../Auth/Crypto.js"
@@ -38,9 +40,8 @@ const PURGE_BATCH = 500
  */
 const PURGE_DELAY = Duration.seconds(30)
 
-export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces", {
-  dependencies: [WorkspacesRepo.Default, Crypto.Default, JobQueue.Default, Invalidation.Default],
-  scoped: Effect.gen(function*() {
+export class Workspaces extends Context.Service<Workspaces>()("Parley/Workspaces", {
+  make: Effect.gen(function*() {
     const repo = yield* WorkspacesRepo
     const crypto = yield* Crypto
     const sql = yield* SqlClient.SqlClient
@@ -54,18 +55,19 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
      * was one of message-received's database round trips. Only found tokens are kept (a failed lookup
      * or an unknown token is asked again), and a revocation empties the cache.
      */
-    const tokens = yield* Cache.makeWith({
-      capacity: 10_000,
-      lookup: (hash: string) =>
+    const tokens = yield* Cache.makeWith(
+      (hash: string) =>
         repo.findActiveToken(hash).pipe(
           Effect.map(Option.map((row) => ({ workspaceId: row.workspaceId, tokenId: row.id }))),
           orDieSql
         ),
-      timeToLive: (exit) =>
-        Exit.isSuccess(exit) && Option.isSome(exit.value) ? tokenCacheTtl : Duration.zero
-    })
+      {
+        capacity: 10_000,
+        timeToLive: (exit) => Exit.isSuccess(exit) && Option.isSome(exit.value) ? tokenCacheTtl : Duration.zero
+      }
+    )
 
-    yield* invalidation.register(tokens.invalidateAll)
+    yield* invalidation.register(Cache.invalidateAll(tokens))
 
     const issueToken = (workspaceId: WorkspaceId, name: string | null) =>
       Effect.gen(function*() {
@@ -104,7 +106,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
         const now = yield* DateTime.now
         const current = yield* crypto.open(stored.webhookSecret)
         const previousValid = stored.previousSecretExpiresAt !== null &&
-          DateTime.lessThan(now, stored.previousSecretExpiresAt)
+          DateTime.isLessThan(now, stored.previousSecretExpiresAt)
         const previous = previousValid && stored.previousWebhookSecret !== null
           ? Option.some(yield* crypto.open(stored.previousWebhookSecret))
           : Option.none()
@@ -135,8 +137,8 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
     }, orDieSql)
 
     const revokeToken = Effect.fn("Workspaces.revokeToken")(function*(id: TokenId) {
-      yield* repo.revokeToken(id).pipe(Effect.flatMap(found(tokenNotFound)), Effect.zipLeft(invalidation.announce), sql.withTransaction)
-      yield* tokens.invalidateAll
+      yield* repo.revokeToken(id).pipe(Effect.flatMap(found(tokenNotFound)), Effect.tap(() => invalidation.announce), sql.withTransaction)
+      yield* Cache.invalidateAll(tokens)
     }, orDieSql)
 
     /**
@@ -151,7 +153,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
         yield* queue.enqueue(PurgeWorkspace, { workspaceId: id }, { group: id, delay: PURGE_DELAY })
         yield* invalidation.announce
       }).pipe(sql.withTransaction)
-      yield* tokens.invalidateAll
+      yield* Cache.invalidateAll(tokens)
       yield* Effect.logInfo("Workspace deleted").pipe(Effect.annotateLogs("workspace.id", id))
     }, orDieSql)
 
@@ -171,7 +173,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
 
     /** The workspace a presented API token belongs to, if it is known and not revoked. */
     const authenticate = Effect.fn("Workspaces.authenticate")(function*(token: string) {
-      return yield* tokens.get(hashToken(token))
+      return yield* Cache.get(tokens, hashToken(token))
     })
 
     const createTone = Effect.fn("Workspaces.createTone")(
@@ -210,4 +212,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("Parley/Workspaces"
       findTone
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([WorkspacesRepo.layer, Crypto.layer, JobQueue.layer, Invalidation.layer]))
+}

@@ -1,4 +1,4 @@
-import * as Migrator from "@effect/sql/Migrator"
+import * as Migrator from "effect/sql/Migrator"
 import initial from "./0001_initial.js"
 import deliveryAndKnowledge from "./0002_delivery_and_knowledge.js"
 import typedJobs from "./0003_typed_jobs.js"
@@ -8,6 +8,7 @@ import aiSettings from "./0006_ai_settings.js"
 import blockedJobs from "./0007_blocked_jobs.js"
 import queueFunctions from "./0008_queue_functions.js"
 import workspaceDeletion from "./0009_workspace_deletion.js"
+import eventOrder from "./0010_event_order.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -19,7 +20,8 @@ const all = {
   "0006_ai_settings": aiSettings,
   "0007_blocked_jobs": blockedJobs,
   "0008_queue_functions": queueFunctions,
-  "0009_workspace_deletion": workspaceDeletion
+  "0009_workspace_deletion": workspaceDeletion,
+  "0010_event_order": eventOrder
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpApiClient } from "effect/http-api"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { Api } from "../../src/Api.js"
 import { WorkspaceId } from "../../src/Domain/Ids.js"
@@ -386,26 +387,26 @@ describe("admin API /admin/v1", () => {
         const workspace = yield* client.admin.createWorkspace({ payload: { name: "Typed" } })
         expect(workspace.name).toBe("Typed")
         expect(workspace.apiToken).toMatch(API_TOKEN)
-        const detail = yield* client.admin.getWorkspace({ path: { workspaceId: workspace.id } })
+        const detail = yield* client.admin.getWorkspace({ params: { workspaceId: workspace.id } })
         expect(detail.id).toBe(workspace.id)
         expect(detail.webhookSecret).toBe(workspace.webhookSecret)
         expect(detail.webhookSecretEncryptedAtRest).toBe(false)
 
-        const token = yield* client.admin.createToken({ path: { workspaceId: workspace.id }, payload: { name: "typed" } })
-        const tokens = yield* client.admin.listTokens({ path: { workspaceId: workspace.id } })
+        const token = yield* client.admin.createToken({ params: { workspaceId: workspace.id }, payload: { name: "typed" } })
+        const tokens = yield* client.admin.listTokens({ params: { workspaceId: workspace.id } })
         expect(tokens.map((t) => [t.name, t.revokedAt])).toEqual([["default", null], ["typed", null]])
-        yield* client.admin.revokeToken({ path: { tokenId: token.id } })
-        const after = yield* client.admin.listTokens({ path: { workspaceId: workspace.id } })
+        yield* client.admin.revokeToken({ params: { tokenId: token.id } })
+        const after = yield* client.admin.listTokens({ params: { workspaceId: workspace.id } })
         expect(after.find((t) => t.id === token.id)?.revokedAt).not.toBeNull()
 
         const tone = yield* client.admin.createTone({
-          path: { workspaceId: workspace.id },
+          params: { workspaceId: workspace.id },
           payload: { name: "Formal", instructions: "Use formal language." }
         })
-        expect(yield* client.admin.listTones({ path: { workspaceId: workspace.id } })).toEqual([tone])
+        expect(yield* client.admin.listTones({ params: { workspaceId: workspace.id } })).toEqual([tone])
 
         const integration = yield* client.admin.createIntegration({
-          path: { workspaceId: workspace.id },
+          params: { workspaceId: workspace.id },
           payload: {
             name: "Typed integration",
             integration: "api",
@@ -415,18 +416,18 @@ describe("admin API /admin/v1", () => {
           }
         })
         expect(integration.settings.supportedFeatures).toEqual({ ...defaultFeatures, streaming: true })
-        expect(yield* client.admin.listIntegrations({ path: { workspaceId: workspace.id } })).toEqual([integration])
+        expect(yield* client.admin.listIntegrations({ params: { workspaceId: workspace.id } })).toEqual([integration])
 
-        const rotated = yield* client.admin.rotateWebhookSecret({ path: { workspaceId: workspace.id } })
+        const rotated = yield* client.admin.rotateWebhookSecret({ params: { workspaceId: workspace.id } })
         expect(rotated.webhookSecret).not.toBe(workspace.webhookSecret)
 
         // A typed 404 decodes into the NotFound error with the wire's detail.
         const missing = yield* client.admin.getWorkspace({
-          path: { workspaceId: Schema.decodeSync(WorkspaceId)(unknownWorkspace) }
-        }).pipe(Effect.either)
-        expect(Either.isLeft(missing)).toBe(true)
-        if (Either.isLeft(missing)) {
-          expect(missing.left).toMatchObject({ _tag: "NotFound", detail: "Workspace not found" })
+          params: { workspaceId: Schema.decodeSync(WorkspaceId)(unknownWorkspace) }
+        }).pipe(Effect.result)
+        expect(Result.isFailure(missing)).toBe(true)
+        if (Result.isFailure(missing)) {
+          expect(missing.failure).toMatchObject({ _tag: "NotFound", detail: "Workspace not found" })
         }
       }))
   })

@@ -4,7 +4,7 @@
  * workspaces are untouched. A workspace removed behind Parley's back (in SQL) answers 401, not 500.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
 import { ADMIN_TOKEN, call, makeTenant, type Tenant, TestApp } from "../support/App.js"

@@ -74,7 +74,7 @@ const addArticle = (workspaceId: string, article: { title: string; body: string;
   })
 
 /** The repos the test reads rows with, and the embedded responder under test, over the test database. */
-const Responder = Layer.mergeAll(EmbeddedRepliesLive, ConversationsRepo.Default, IntegrationsRepo.Default)
+const Responder = Layer.mergeAll(EmbeddedRepliesLive, ConversationsRepo.layer, IntegrationsRepo.layer)
 
 let counter = 0
 

@@ -1,12 +1,12 @@
 /**
  * Replies from a language model through the real app: a customer message posted to message-received,
- * the `generate_reply` job on the real workers, the agent over the real @effect/ai clients and HTTP
- * client, and every event signed and delivered to a receiver on loopback. Only the provider's HTTP is
+ * the `generate_reply` job on the real workers, the agent over its real `effect/ai` model adapters and
+ * HTTP client, and every event signed and delivered to a receiver on loopback. Only the provider's HTTP is
  * doubled: a local server speaking its wire format (test/support/LlmServers.ts), scripted per test.
  */
-import { NodeSdk } from "@effect/opentelemetry"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -27,7 +27,7 @@ import {
   SendMessagesData,
   TypingData
 } from "../../src/Domain/EventData.js"
-import { aiRequests, aiTokens } from "../../src/Observability/Metrics.js"
+import { aiRequestsOf, aiTokensOf } from "../../src/Observability/Metrics.js"
 import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
 import { eventually } from "../support/Eventually.js"
 import {
@@ -44,7 +44,7 @@ import {
 } from "../support/LlmServers.js"
 import { AnyEvent, Envelope, makeReceiver, type Receiver, webhookBody } from "../support/Receiver.js"
 
-class Llm extends Context.Tag("test/Llm")<Llm, LlmServer>() {}
+class Llm extends Context.Service<Llm, LlmServer>()("test/Llm") {}
 
 const spans = new InMemorySpanExporter()
 const Telemetry = NodeSdk.layer(() => ({
@@ -61,7 +61,7 @@ const providerEnv = (wire: Wire, baseUrl: string): Record<string, string> =>
 
 /** Parley with its workers, configured for a model on a local server speaking `wire`. */
 const AppOn = (wire: Wire, overrides: Record<string, string> = {}) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.map(makeLlmServer, (server) =>
       Layer.merge(
         TestAppWithWorkers({
@@ -90,7 +90,7 @@ const SHIPPING = {
 
 const addArticle = (tenant: Tenant) =>
   call("POST", `/admin/v1/workspaces/${tenant.workspaceId}/articles`, { token: ADMIN_TOKEN, body: SHIPPING }).pipe(
-    Effect.tap((reply) => expect(reply.status).toBe(201))
+    Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(201)))
   )
 
 const ask = (
@@ -101,7 +101,7 @@ const ask = (
     token: tenant.token,
     body: { role: "human", customerId, ...message }
   }).pipe(
-    Effect.tap((reply) => expect(reply.status, JSON.stringify(reply.body)).toBe(200)),
+    Effect.tap((reply) => Effect.sync(() => expect(reply.status, JSON.stringify(reply.body)).toBe(200))),
     Effect.flatMap(bodyAs(MessageReceived)),
     Effect.map((reply) => reply.body)
   )
@@ -154,10 +154,8 @@ const aiMessagesOf = (conversationId: string) =>
     sql<{ readonly id: string; readonly text: string }>`
       SELECT id, text FROM messages WHERE conversation_id = ${conversationId} AND role = 'ai' ORDER BY seq`)
 
-const counter = (metric: Metric.Metric.Counter<number>, tags: Record<string, string>) =>
-  Metric.value(Object.entries(tags).reduce((m, [key, value]) => Metric.tagged(m, key, value), metric)).pipe(
-    Effect.map((state) => state.count)
-  )
+/** A counter's current count, for one set of labels (`aiTokensOf("openai", "input")`). */
+const counter = (metric: Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
 
 /** Waits for `count` webhooks, then a little longer to see that no more arrive. */
 const settled = (receiver: Receiver, count: number) =>
@@ -178,12 +176,12 @@ const setup = (supportedFeatures: Record<string, boolean> = {}) =>
 
 describe("replies from a model (OpenAI chat completions), through the app", () => {
   layer(AppOn("openai-chat").pipe(Layer.provide(Telemetry)), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("answers grounded in the article it searched for: typing first, then the answer with its link; metadata, metrics and span", () =>
+    it.effect("answers grounded in the article it searched for: typing first, then the answer with its link; metadata, metrics and span", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup()
         yield* addArticle(tenant)
-        const inputBefore = yield* counter(aiTokens, { provider: "openai", direction: "input" })
-        const successBefore = yield* counter(aiRequests, { provider: "openai", outcome: "success" })
+        const inputBefore = yield* counter(aiTokensOf("openai", "input"))
+        const successBefore = yield* counter(aiRequestsOf("openai", "success"))
         spans.reset()
         llm.enqueue(
           turn("openai-chat", {
@@ -227,8 +225,8 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(record!.citations).toEqual([
           expect.objectContaining({ title: SHIPPING.title, url: SHIPPING.url, text: SHIPPING.body })
         ])
-        expect((yield* counter(aiTokens, { provider: "openai", direction: "input" })) - inputBefore).toBe(380)
-        expect((yield* counter(aiRequests, { provider: "openai", outcome: "success" })) - successBefore).toBe(2)
+        expect((yield* counter(aiTokensOf("openai", "input"))) - inputBefore).toBe(380)
+        expect((yield* counter(aiRequestsOf("openai", "success"))) - successBefore).toBe(2)
 
         // The same, as the replies endpoint shows it (by the integrator's conversation id or Parley's).
         for (const id of ["grounded", conversation.id]) {
@@ -279,9 +277,14 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           "gen_ai.usage.input_tokens": 380,
           "gen_ai.usage.output_tokens": 45
         })
+        // The call to the model is a child span named like the server's (`http.server POST`).
+        const calls = spans.getFinishedSpans().filter((s) =>
+          s.spanContext().traceId === replySpan!.spanContext().traceId && s.attributes["url.full"] !== undefined
+        )
+        expect(calls.map((s) => s.name)).toContain("http.client POST")
       }))
 
-    it.scoped("typing off: no typing event", () =>
+    it.effect("typing off: no typing event", () =>
       Effect.gen(function*() {
         const { llm, receiver, tenant } = yield* setup({ typing: false })
         llm.enqueue(turn("openai-chat", { text: "Hello! How can I help?" }))
@@ -290,7 +293,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(kinds(receiver)).toEqual(["send_messages"])
       }))
 
-    it.scoped("a tool call to escalate hands over: hand-over message, escalate with reason and summary, conversation_summary; then silence", () =>
+    it.effect("a tool call to escalate hands over: hand-over message, escalate with reason and summary, conversation_summary; then silence", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup({ messageInEscalation: true, conversationSummary: true })
         llm.enqueue(
@@ -344,7 +347,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(requestsSince(llm, from)).toHaveLength(2)
       }))
 
-    it.scoped("without messageInEscalation the hand-over sends no message; without conversationSummary no summary", () =>
+    it.effect("without messageInEscalation the hand-over sends no message; without conversationSummary no summary", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup()
         llm.enqueue(turn("openai-chat", {
@@ -364,7 +367,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(requestsSince(llm, from)).toHaveLength(1)
       }))
 
-    it.scoped("a close with CSAT: goodbye, close_conversation, conversation_summary, send_csat; the conversation is closed", () =>
+    it.effect("a close with CSAT: goodbye, close_conversation, conversation_summary, send_csat; the conversation is closed", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup({
           messageInEndConversation: true,
@@ -396,7 +399,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(toolNamesOf("openai-chat", requestsSince(llm, from)[0]!)).toContain("close_conversation")
       }))
 
-    it.scoped("a close without messageInEndConversation and csat: only close_conversation", () =>
+    it.effect("a close without messageInEndConversation and csat: only close_conversation", () =>
       Effect.gen(function*() {
         const { llm, receiver, tenant } = yield* setup()
         llm.enqueue(turn("openai-chat", {
@@ -409,7 +412,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(yield* conversationStatus(conversation.id)).toBe("closed")
       }))
 
-    it.scoped("closeTicket off: the close tool is not offered, and a close the model calls anyway is not taken", () =>
+    it.effect("closeTicket off: the close tool is not offered, and a close the model calls anyway is not taken", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup({ closeTicket: false, csat: true })
         llm.enqueue(
@@ -423,10 +426,10 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(yield* conversationStatus(conversation.id)).toBe("open")
       }))
 
-    it.scoped("a 429 then success: one reply, after the Retry-After; the error is counted", () =>
+    it.effect("a 429 then success: one reply, after the Retry-After; the error is counted", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup()
-        const errorsBefore = yield* counter(aiRequests, { provider: "openai", outcome: "error" })
+        const errorsBefore = yield* counter(aiRequestsOf("openai", "error"))
         llm.enqueue(rateLimited("openai-chat", 1), turn("openai-chat", { text: "Hello! How can I help?" }))
         const { conversation } = yield* ask(tenant, { id: "r-1", conversationId: "rate-limited", text: "Hi there" })
         const received = yield* settled(receiver, 2)
@@ -435,11 +438,11 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         const requests = requestsSince(llm, from)
         expect(requests).toHaveLength(2)
         expect(requests[1]!.at - requests[0]!.at).toBeGreaterThanOrEqual(1000)
-        expect((yield* counter(aiRequests, { provider: "openai", outcome: "error" })) - errorsBefore).toBe(1)
+        expect((yield* counter(aiRequestsOf("openai", "error"))) - errorsBefore).toBe(1)
         expect(yield* aiMessagesOf(conversation.id)).toHaveLength(1)
       }))
 
-    it.scoped("a provider down past the budget: the conversation is handed over, never silent, one outcome; the job is done", () =>
+    it.effect("a provider down past the budget: the conversation is handed over, never silent, one outcome; the job is done", () =>
       Effect.gen(function*() {
         // Nothing scripted: every call answers 500 until the 3-second retry budget is spent.
         const { from, llm, receiver, tenant } = yield* setup({
@@ -480,7 +483,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(jobs).toEqual([{ status: "done", attempts: 1 }])
       }))
 
-    it.scoped("a provider down, escalation off: the customer gets the fallback message", () =>
+    it.effect("a provider down, escalation off: the customer gets the fallback message", () =>
       Effect.gen(function*() {
         const { receiver, tenant } = yield* setup({ escalation: false })
         const { conversation } = yield* ask(tenant, { id: "f-1", conversationId: "fallback", text: "Where is my order?" })
@@ -493,7 +496,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(yield* metadataOf(conversation.id)).toEqual([expect.objectContaining({ action: "answer", provider: "openai" })])
       }))
 
-    it.scoped("a worker lost during the model call: the job runs again elsewhere, and the trigger still gets one reply", () =>
+    it.effect("a worker lost during the model call: the job runs again elsewhere, and the trigger still gets one reply", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup()
         // The first call never answers (the worker making it dies); the second run's call answers.
@@ -516,12 +519,12 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(jobs).toEqual([{ status: "done", attempts: 2 }])
       }))
 
-    it.scoped("tone: the first reply gets firstResponseToneId's instructions, later replies toneId's; none with the flag off", () =>
+    it.effect("tone: the first reply gets firstResponseToneId's instructions, later replies toneId's; none with the flag off", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup()
         const tone = (name: string, instructions: string) =>
           call("POST", `/admin/v1/workspaces/${tenant.workspaceId}/tones`, { token: ADMIN_TOKEN, body: { name, instructions } }).pipe(
-            Effect.tap((reply) => expect(reply.status).toBe(201)),
+            Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(201))),
             Effect.flatMap(bodyAs(ToneJson)),
             Effect.map((reply) => reply.body)
           )
@@ -529,7 +532,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         const brief = yield* tone("brief", "Answer in one short sentence.")
         const settings = (body: unknown) =>
           call("POST", `/v1/integration/${tenant.integrationId}/update-settings`, { token: tenant.token, body }).pipe(
-            Effect.tap((reply) => expect(reply.status, JSON.stringify(reply.body)).toBe(200))
+            Effect.tap((reply) => Effect.sync(() => expect(reply.status, JSON.stringify(reply.body)).toBe(200)))
           )
         yield* settings({ supportedFeatures: { tone: true }, toneId: brief.id, firstResponseToneId: welcoming.id })
         llm.enqueue(turn("openai-chat", { text: "Hello Ada!" }), turn("openai-chat", { text: "Three days." }))
@@ -551,7 +554,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(systemPromptOf("openai-chat", last)).not.toContain("## Tone")
       }))
 
-    it.scoped("preemptiveRetrieval: the article's passage is in the prompt before the first call, and the cited passage is kept", () =>
+    it.effect("preemptiveRetrieval: the article's passage is in the prompt before the first call, and the cited passage is kept", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup({ preemptiveRetrieval: true })
         yield* addArticle(tenant)
@@ -570,7 +573,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(record!.turns).toBe(1)
       }))
 
-    it.scoped("without preemptiveRetrieval nothing is retrieved before the model asks", () =>
+    it.effect("without preemptiveRetrieval nothing is retrieved before the model asks", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup()
         yield* addArticle(tenant)
@@ -583,7 +586,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(system).toContain(Prompts.KNOWLEDGE_BY_TOOL)
       }))
 
-    it.scoped("getPastConversationsTool with externalCustomerId: the model reads the same customer's earlier conversation, found by the integrator's id", () =>
+    it.effect("getPastConversationsTool with externalCustomerId: the model reads the same customer's earlier conversation, found by the integrator's id", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup({ getPastConversationsTool: true, externalCustomerId: true })
         yield* ask(tenant, { id: "old-1", conversationId: "old", customerId: "user-42", text: "My order 1234 arrived damaged.", syncOnly: true })
@@ -604,7 +607,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(result).not.toContain("Any news about my last order?")
       }))
 
-    it.scoped("without getPastConversationsTool the tool is not offered", () =>
+    it.effect("without getPastConversationsTool the tool is not offered", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup()
         llm.enqueue(turn("openai-chat", { text: "Hello!" }))
@@ -617,7 +620,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         ])
       }))
 
-    it.scoped("conversationTitle: a title after the first exchange, only then", () =>
+    it.effect("conversationTitle: a title after the first exchange, only then", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup({ conversationTitle: true })
         llm.enqueue(
@@ -645,7 +648,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
 
 describe.each(["openai-responses", "anthropic"] as const)("replies from a model over %s, through the app", (wire) => {
   layer(AppOn(wire), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("answers grounded in the article it searched for, and hands over with a tool call", () =>
+    it.effect("answers grounded in the article it searched for, and hands over with a tool call", () =>
       Effect.gen(function*() {
         const { from, llm, receiver, tenant } = yield* setup()
         yield* addArticle(tenant)
@@ -676,7 +679,7 @@ describe.each(["openai-responses", "anthropic"] as const)("replies from a model 
 
 describe("the embedded responder's title and summary, through the app", () => {
   layer(TestAppWithWorkers(), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("extractive: the title is the customer's words, the summary the conversation's last lines; no typing", () =>
+    it.effect("extractive: the title is the customer's words, the summary the conversation's last lines; no typing", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({

@@ -10,7 +10,7 @@ import { defaultRetryPolicy } from "../../src/Ai/Llm/Retry.js"
 import { AiMaxTurns, globalModelSettings } from "../../src/Config.js"
 
 const withEnv = (env: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord(env))
 
 const settings = (env: Record<string, string>) => globalModelSettings.pipe(withEnv(env))
 

@@ -1,17 +1,14 @@
 /**
  * The chat-completions `LanguageModel`: prompt and tool conversion, lenient answers, and why it reads
- * answers with its own schema instead of the generated one.
+ * answers with its own lenient schema instead of a strict reading of OpenAI's format.
  */
-import * as IdGenerator from "@effect/ai/IdGenerator"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import * as Prompt from "@effect/ai/Prompt"
-import * as Generated from "@effect/ai-openai/Generated"
-import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
+import * as IdGenerator from "effect/ai/IdGenerator"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Prompt from "effect/ai/Prompt"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -30,12 +27,55 @@ const OLLAMA_ANSWER = {
 }
 
 const decode = Schema.decodeUnknownSync(OpenAiChat.ChatCompletion)
+
+/**
+ * What a strict reading of OpenAI's format requires that compatible servers leave out: OpenAI's own
+ * answers always carry `choices[].logprobs` and `message.refusal` (null when unused), and the
+ * generated OpenAI schema Parley used before its own adapter required both.
+ */
+const StrictChoices = Schema.Struct({
+  choices: Schema.Array(Schema.Struct({
+    logprobs: Schema.NullOr(Schema.Struct({})),
+    message: Schema.Struct({ refusal: Schema.NullOr(Schema.String) })
+  }))
+})
 const withIds = Effect.provideService(IdGenerator.IdGenerator, IdGenerator.defaultIdGenerator)
 
 describe("answers", () => {
-  it("the generated schema rejects an Ollama answer (no refusal, no logprobs); ours reads it", () => {
-    expect(Either.isLeft(Schema.decodeUnknownEither(Generated.CreateChatCompletionResponse)(OLLAMA_ANSWER))).toBe(true)
+  it("a strict reading of OpenAI's format rejects an Ollama answer (no refusal, no logprobs); ours reads it", () => {
+    expect(Result.isFailure(Schema.decodeUnknownResult(StrictChoices)(OLLAMA_ANSWER))).toBe(true)
     expect(decode(OLLAMA_ANSWER).choices[0]!.message.content).toBe("Hello!")
+  })
+
+  it("ours reads OpenAI's full answer, and nulls or absences wherever compatible servers differ", () => {
+    const openAi = {
+      ...OLLAMA_ANSWER,
+      choices: [{
+        index: 0,
+        message: { role: "assistant", content: "Hello!", refusal: null, annotations: [] },
+        logprobs: null,
+        finish_reason: "stop"
+      }],
+      service_tier: "default"
+    }
+    expect(Result.isSuccess(Schema.decodeUnknownResult(StrictChoices)(openAi))).toBe(true)
+    expect(decode(openAi).choices[0]!.message).toEqual({ content: "Hello!", refusal: null })
+    const sparse = decode({
+      id: null,
+      model: null,
+      created: null,
+      choices: [{ finish_reason: null, message: { content: null, refusal: null, tool_calls: null } }],
+      usage: null
+    })
+    expect(sparse.choices[0]!.message).toEqual({ content: null, refusal: null, tool_calls: null })
+    expect(decode({ choices: [{ message: {} }] }).choices[0]!.message).toEqual({})
+    // What Parley needs is still required: the choices, and each call's function name.
+    expect(Result.isFailure(Schema.decodeUnknownResult(OpenAiChat.ChatCompletion)({ id: "x" }))).toBe(true)
+    expect(
+      Result.isFailure(Schema.decodeUnknownResult(OpenAiChat.ChatCompletion)({
+        choices: [{ message: { tool_calls: [{ id: "c", function: { arguments: "{}" } }] } }]
+      }))
+    ).toBe(true)
   })
 
   it.effect("tool calls decide the finish reason; object arguments, missing ids and empty arguments are read", () =>
@@ -64,7 +104,7 @@ describe("answers", () => {
       expect(calls[1]!.id).toBe("call_2")
       expect(parts.find((part) => part.type === "finish")).toMatchObject({
         reason: "tool-calls",
-        usage: { inputTokens: 12, outputTokens: 3, totalTokens: 15 }
+        usage: { inputTokens: { total: 12 }, outputTokens: { total: 3 } }
       })
       expect(parts.some((part) => part.type === "text")).toBe(false)
     }))
@@ -79,13 +119,13 @@ describe("answers", () => {
           message: { content: null, tool_calls: [{ id: "c", function: { name: "search_knowledge", arguments: "{query:" } }] }
         }]
       })).pipe(withIds))
-      expect(error._tag).toBe("MalformedOutput")
+      expect(error.reason._tag).toBe("InvalidOutputError")
     }))
 
   it.effect("no choices is unreadable output", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(OpenAiChat.fromChatCompletion(decode({ ...OLLAMA_ANSWER, choices: [] })).pipe(withIds))
-      expect(error._tag).toBe("MalformedOutput")
+      expect(error.reason._tag).toBe("InvalidOutputError")
     }))
 })
 
@@ -143,18 +183,17 @@ describe("requests", () => {
 })
 
 describe("streaming", () => {
-  it.scopedLive("streamText replays the whole answer as stream parts (not incremental)", () =>
+  it.live("streamText replays the whole answer as stream parts (not incremental)", () =>
     Effect.gen(function*() {
       const server = yield* makeLlmServer
       server.enqueue(chatCompletion({ text: "Hello there", usage: { input: 5, output: 2 } }))
-      const model = OpenAiChat.layer({ model: "llama3.2", maxTokens: 256 }).pipe(
-        Layer.provide(OpenAiClient.layer({ apiUrl: server.baseUrl })),
+      const model = OpenAiChat.layer({ model: "llama3.2", maxTokens: 256, endpoint: { baseUrl: server.baseUrl, headers: {} } }).pipe(
         Layer.provide(NodeHttpClient.layerUndici)
       )
       const parts = yield* LanguageModel.streamText({ prompt: "Hi" }).pipe(Stream.runCollect, Effect.provide(model))
-      const types = Chunk.toArray(parts).map((part) => part.type)
+      const types = parts.map((part) => part.type)
       expect(types).toEqual(["response-metadata", "text-start", "text-delta", "text-end", "finish"])
-      expect(Chunk.toArray(parts).flatMap((part) => part.type === "text-delta" ? [part.delta] : [])).toEqual(["Hello there"])
+      expect(parts.flatMap((part) => part.type === "text-delta" ? [part.delta] : [])).toEqual(["Hello there"])
       const body = chatBody(server.requests()[0]!)
       expect(body.model).toBe("llama3.2")
       expect(server.requests()[0]!.headers["authorization"]).toBeUndefined()

@@ -2,11 +2,11 @@
  * The words the model reads, pinned: a golden system prompt, the tool definitions, and how answers are
  * read back (citations, titles). Changing a prompt means changing this file on purpose.
  */
-import * as Tool from "@effect/ai/Tool"
 import { describe, expect, it } from "@effect/vitest"
 import type { AgentFeatures } from "../../src/Ai/Llm/Contract.js"
 import * as Prompts from "../../src/Ai/Llm/Prompt.js"
 import { anthropicApiUrl, openAiApiUrl } from "../../src/Ai/Llm/Providers.js"
+import { toolParametersJsonSchema } from "../../src/Ai/Llm/Wire.js"
 
 const ALL: AgentFeatures = {
   escalation: true,
@@ -94,21 +94,21 @@ describe("the tools", () => {
   })
 
   it("have strict-mode parameter schemas: every property required, nothing else allowed", () => {
-    expect(Tool.getJsonSchema(Prompts.SearchKnowledge)).toEqual({
+    expect(toolParametersJsonSchema(Prompts.SearchKnowledge)).toEqual({
       type: "object",
       required: ["query"],
       properties: { query: { type: "string", description: "What to look for: a few keywords or a short question." } },
       additionalProperties: false
     })
-    expect(Tool.getJsonSchema(Prompts.EscalateToHuman)).toMatchObject({
+    expect(toolParametersJsonSchema(Prompts.EscalateToHuman)).toMatchObject({
       required: ["reason", "summary", "message"],
       additionalProperties: false
     })
-    expect(Tool.getJsonSchema(Prompts.CloseConversation)).toMatchObject({
+    expect(toolParametersJsonSchema(Prompts.CloseConversation)).toMatchObject({
       required: ["summary", "message"],
       additionalProperties: false
     })
-    expect(Tool.getJsonSchema(Prompts.GetPastConversations)).toEqual({
+    expect(toolParametersJsonSchema(Prompts.GetPastConversations)).toEqual({
       type: "object",
       required: [],
       properties: {},

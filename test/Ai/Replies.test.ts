@@ -3,7 +3,7 @@
  * embedded responder (the default model). No HTTP, no workers, no sleeps.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -22,16 +22,16 @@ import { TestConfig } from "../support/App.js"
 import { TestDatabase } from "../support/Database.js"
 import { type LlmServer, makeLlmServer, type Scripted, turn } from "../support/LlmServers.js"
 
-const RepliesWith = (config: Record<string, string>) => Replies.Default.pipe(
-  Layer.provide([AiRepliesLive, ModelSettingsFor.Default]),
+const RepliesWith = (config: Record<string, string>) => Replies.layer.pipe(
+  Layer.provide([AiRepliesLive, ModelSettingsFor.layer]),
   Layer.provideMerge(
     Layer.mergeAll(
-      ConversationsRepo.Default,
-      ReplyRepo.Default,
-      Conversations.Default,
-      Integrations.Default,
-      Workspaces.Default,
-      Knowledge.Default
+      ConversationsRepo.layer,
+      ReplyRepo.layer,
+      Conversations.layer,
+      Integrations.layer,
+      Workspaces.layer,
+      Knowledge.layer
     )
   ),
   Layer.provideMerge(TestDatabase),
@@ -41,10 +41,10 @@ const RepliesWith = (config: Record<string, string>) => Replies.Default.pipe(
 
 const RepliesTest = RepliesWith({})
 
-class Llm extends Context.Tag("test/Llm")<Llm, LlmServer>() {}
+class Llm extends Context.Service<Llm, LlmServer>()("test/Llm") {}
 
 /** `Replies` with a model on a local chat-completions server. */
-const ModelRepliesTest = Layer.unwrapScoped(
+const ModelRepliesTest = Layer.unwrap(
   Effect.map(makeLlmServer, (server) =>
     Layer.merge(
       RepliesWith({ AI_PROVIDER: "openai", AI_MODEL: "test-model", OPENAI_BASE_URL: server.baseUrl }),

@@ -6,11 +6,12 @@
  * layer into the first, whose services and server it would then share.)
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import * as SqlClient from "@effect/sql/SqlClient"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -51,7 +52,7 @@ const storedKey = (workspaceId: string) =>
 const plain = (settings: Option.Option<ModelSettings>) =>
   Option.map(settings, (s) => ({ ...s, apiKey: Redacted.value(s.apiKey) }))
 
-const day = (iso: string) => DateTime.unsafeMake(`${iso}T12:00:00Z`)
+const day = (iso: string) => DateTime.makeUnsafe(`${iso}T12:00:00Z`)
 
 describe("per-workspace AI settings (no PARLEY_ENCRYPTION_KEY, global default embedded)", () => {
   layer(TestApp(), { timeout: 120_000 })((it) => {
@@ -358,19 +359,19 @@ describe("per-workspace AI settings (no PARLEY_ENCRYPTION_KEY, global default em
         })
         const workspaceId = yield* createWorkspace("Typed")
         const set = yield* client.admin.setAiSettings({
-          path: { workspaceId },
+          params: { workspaceId },
           payload: { provider: "anthropic", model: "claude-sonnet-4-5", apiKey: OTHER_KEY }
         })
         expect(set).toMatchObject({ source: "workspace", provider: "anthropic", apiKeySet: true })
-        expect(yield* client.admin.getAiSettings({ path: { workspaceId } })).toEqual(set)
-        const usage = yield* client.admin.getAiUsage({ path: { workspaceId }, urlParams: { days: 7 } })
+        expect(yield* client.admin.getAiSettings({ params: { workspaceId } })).toEqual(set)
+        const usage = yield* client.admin.getAiUsage({ params: { workspaceId }, query: { days: 7 } })
         expect(usage.perDay).toEqual([])
-        yield* client.admin.clearAiSettings({ path: { workspaceId } })
-        expect((yield* client.admin.getAiSettings({ path: { workspaceId } })).source).toBe("global")
-        const invalid = yield* client.admin.setAiSettings({ path: { workspaceId }, payload: { provider: "openai", model: "m" } }).pipe(
-          Effect.either
+        yield* client.admin.clearAiSettings({ params: { workspaceId } })
+        expect((yield* client.admin.getAiSettings({ params: { workspaceId } })).source).toBe("global")
+        const invalid = yield* client.admin.setAiSettings({ params: { workspaceId }, payload: { provider: "openai", model: "m" } }).pipe(
+          Effect.result
         )
-        expect(Either.isLeft(invalid)).toBe(true)
+        expect(Result.isFailure(invalid)).toBe(true)
       }))
   })
 })

@@ -16,12 +16,12 @@ import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers 
 import { chatBody, credentialOf, type LlmServer, makeLlmServer, turn } from "../support/LlmServers.js"
 import { Envelope, makeReceiver, webhookBody } from "../support/Receiver.js"
 
-class Llm extends Context.Tag("test/Llm")<Llm, LlmServer>() {}
+class Llm extends Context.Service<Llm, LlmServer>()("test/Llm") {}
 
 const GLOBAL_KEY = "sk-global-operator-0000000000000000"
 const WORKSPACE_KEY = "sk-workspace-one-1111111111111111"
 
-const App = Layer.unwrapScoped(
+const App = Layer.unwrap(
   Effect.map(makeLlmServer, (server) =>
     Layer.merge(
       TestAppWithWorkers({
@@ -42,7 +42,7 @@ const ask = (tenant: Tenant, id: string, text: string) =>
   call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
     token: tenant.token,
     body: { id, role: "human", customerId: "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60", conversationId: `c-${id}`, text }
-  }).pipe(Effect.tap((reply) => expect(reply.status).toBe(200)))
+  }).pipe(Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(200))))
 
 const usageOf = (tenant: Tenant) =>
   call("GET", `/admin/v1/workspaces/${tenant.workspaceId}/ai/usage?days=1`, { token: ADMIN_TOKEN }).pipe(
@@ -52,7 +52,7 @@ const usageOf = (tenant: Tenant) =>
 
 describe("per-workspace models in replies", () => {
   layer(App, { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("each workspace is answered by its own model with its own key, or by the global one; tokens per workspace", () =>
+    it.effect("each workspace is answered by its own model with its own key, or by the global one; tokens per workspace", () =>
       Effect.gen(function*() {
         const llm = yield* Llm
         const receiver = yield* makeReceiver()

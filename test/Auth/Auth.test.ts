@@ -1,9 +1,9 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { HttpClient, HttpClientRequest } from "@effect/platform"
-import * as SqlClient from "@effect/sql/SqlClient"
+import { HttpClient, HttpClientRequest } from "effect/http"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { IntegrationJson } from "../../src/Domain/Integration.js"
 import { Health } from "../../src/Health/Api.js"
 import { bodyAs, call, type CallOptions, DetailBody, makeTenant, type Reply, type Tenant, TestApp } from "../support/App.js"
@@ -85,12 +85,12 @@ const storedMessages = (externalId: string) =>
  * The part of /openapi.json this file reads. The document is the OpenAPI generator's, not one of
  * Parley's response models: other keys are allowed (an index signature), the ones read are checked.
  */
-const OpenApiDocument = Schema.Struct(
-  {
+const OpenApiDocument = Schema.StructWithRest(
+  Schema.Struct({
     openapi: Schema.String,
-    paths: Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
-  },
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    paths: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown))
+  }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
 )
 
 /** A raw call whose body is not JSON (the docs page). */

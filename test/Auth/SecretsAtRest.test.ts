@@ -5,7 +5,7 @@
  * `parley secrets reencrypt` (which also seals what was stored before a key was set).
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -33,7 +33,7 @@ import { makeReceiver } from "../support/Receiver.js"
 const K1 = "1f".repeat(32)
 const K2 = Buffer.alloc(32, 7).toString("base64")
 
-const App = Layer.mergeAll(Sender.Default, IntegrationsRepo.Default).pipe(
+const App = Layer.mergeAll(Sender.layer, IntegrationsRepo.layer).pipe(
   Layer.provideMerge(makeApp({ server: TestServer, database: TestDatabase, workers: false })),
   Layer.provide(TestConfig({ PARLEY_ENCRYPTION_KEY: K1 })),
   Layer.orDie
@@ -43,13 +43,18 @@ const App = Layer.mergeAll(Sender.Default, IntegrationsRepo.Default).pipe(
 const withKeys = (keys: { readonly current?: string; readonly previous?: string }) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
-    Effect.provide(Layer.mergeAll(Secrets.Default, Integrations.Default, Workspaces.Default, IntegrationsRepo.Default)),
-    Effect.withConfigProvider(ConfigProvider.fromMap(
-      new Map([
+    // `local`: built afresh here. Effect 4's `Effect.provide` otherwise reuses the services the app's
+    // layer already built (it shares the memo map of the layer the test runs in), under the app's key.
+    Effect.provide(Layer.mergeAll(Secrets.layer, Integrations.layer, Workspaces.layer, IntegrationsRepo.layer), {
+      local: true
+    }),
+    Effect.provideService(
+      ConfigProvider.ConfigProvider,
+      ConfigProvider.fromEnvRecord(Object.fromEntries([
         ...(keys.current === undefined ? [] : [["PARLEY_ENCRYPTION_KEY", keys.current] as const]),
         ...(keys.previous === undefined ? [] : [["PARLEY_ENCRYPTION_KEY_PREVIOUS", keys.previous] as const])
-      ])
-    ))
+      ]))
+    )
   )
 
 const storedSettings = (id: string) =>

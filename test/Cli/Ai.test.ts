@@ -4,7 +4,7 @@
  * captured from its `Console`.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -23,8 +23,8 @@ const createWorkspace = (name: string) =>
     Effect.map((reply) => Schema.decodeSync(WorkspaceId)(reply.body.id))
   )
 
-const decodeJson = <A, I>(schema: Schema.Schema<A, I>) => (text: string) =>
-  Schema.decodeUnknownSync(Schema.parseJson(Schema.encodedSchema(schema)), { onExcessProperty: "error" })(text)
+const decodeJson = <S extends Schema.Top>(schema: S) => (text: string) =>
+  Schema.decodeUnknownSync(Schema.fromJsonString(Schema.toEncoded(schema)), { onExcessProperty: "error" })(text)
 
 describe("parley ai", () => {
   layer(TestApp(), { timeout: 120_000 })((it) => {
@@ -124,7 +124,7 @@ describe("parley ai", () => {
         const empty = yield* parley("ai", "usage", workspaceId)
         expect(empty.out).toBe(`No AI token use for workspace ${workspaceId} from 1969-12-03 to 1970-01-01 (UTC)`)
         // The server's clock is the test clock (the epoch).
-        const at = (day: string) => DateTime.unsafeMake(`${day}T08:00:00Z`)
+        const at = (day: string) => DateTime.makeUnsafe(`${day}T08:00:00Z`)
         yield* settings.recordUsage(workspaceId, "openai", "gpt-4.1-mini", { inputTokens: 1200, outputTokens: 300, requests: 2 }, at("1970-01-01"))
         yield* settings.recordUsage(workspaceId, "openai", "gpt-4.1-mini", { inputTokens: 800, outputTokens: 100 }, at("1970-01-01"))
         yield* settings.recordUsage(workspaceId, "anthropic", "claude-sonnet-4-5", { inputTokens: 50, outputTokens: 5 }, at("1969-12-30"))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import { MessageReceived } from "../../src/Domain/Conversation.js"
 import { CsatRecordView } from "../../src/Domain/Csat.js"

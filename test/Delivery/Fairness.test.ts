@@ -4,7 +4,7 @@
  * only its own share, and another integration's replies still arrive within their normal latency.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -16,7 +16,7 @@ import { bodyAs, call, makeTenant, TestAppWithWorkers } from "../support/App.js"
 import { eventually } from "../support/Eventually.js"
 import { makeReceiver } from "../support/Receiver.js"
 
-const App = Layer.mergeAll(Events.Default, IntegrationsRepo.Default).pipe(
+const App = Layer.mergeAll(Events.layer, IntegrationsRepo.layer).pipe(
   Layer.provideMerge(
     TestAppWithWorkers({
       // A receiver that never answers holds an attempt for the whole time-out.
@@ -36,7 +36,7 @@ const runningDeliveries = (integrationId: string) =>
 
 describe("fairness", () => {
   layer(App, { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("a hung receiver with hundreds of events queued does not delay another integration's replies", () =>
+    it.effect("a hung receiver with hundreds of events queued does not delay another integration's replies", () =>
       Effect.gen(function*() {
         const hung = yield* makeReceiver(() => ({ status: 200, delayMs: 60_000 }))
         const stuck = yield* makeTenant({ webhookUrl: hung.url })

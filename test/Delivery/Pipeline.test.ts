@@ -3,7 +3,7 @@
  * AI reply, signed and delivered to a receiver on loopback, in order, retried, exactly once per trigger.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Webhook } from "standardwebhooks"
@@ -23,7 +23,7 @@ const ask = (tenant: Tenant, message: { id: string; conversationId: string; text
     token: tenant.token,
     body: { role: "human", customerId, ...message }
   }).pipe(
-    Effect.tap((reply) => expect(reply.status).toBe(200)),
+    Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(200))),
     Effect.flatMap(bodyAs(MessageReceived)),
     Effect.map((reply) => reply.body)
   )
@@ -36,7 +36,7 @@ const addArticle = (tenant: Tenant) =>
       url: "https://help.example.com/shipping",
       body: "Standard shipping to Canada takes 3 to 5 business days. Express shipping takes 1 to 2 business days."
     }
-  }).pipe(Effect.tap((reply) => expect(reply.status).toBe(201)))
+  }).pipe(Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(201))))
 
 const eventOf = webhookBody(AnyEvent)
 const sendMessagesOf = webhookBody(SendMessages)
@@ -52,7 +52,7 @@ const settle = Effect.sleep("400 millis")
 
 describe("reply pipeline", () => {
   layer(TestAppWithWorkers(), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("a message produces exactly one signed send_messages that verifyWebhook and standardwebhooks accept", () =>
+    it.effect("a message produces exactly one signed send_messages that verifyWebhook and standardwebhooks accept", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -101,7 +101,7 @@ describe("reply pipeline", () => {
         expect(events).toEqual([{ id: body.eventId, kind: "send_messages", status: "delivered", attempts: 1 }])
       }))
 
-    it.scoped("syncOnly imports history and produces no reply", () =>
+    it.effect("syncOnly imports history and produces no reply", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -111,7 +111,7 @@ describe("reply pipeline", () => {
         expect(yield* eventsOf(conversation.id)).toEqual([])
       }))
 
-    it.scoped("the same message id sent three times gets one reply", () =>
+    it.effect("the same message id sent three times gets one reply", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -128,7 +128,7 @@ describe("reply pipeline", () => {
         expect(ai).toHaveLength(1)
       }))
 
-    it.scoped("debounce goes by arrival: a question arriving late with an earlier sentAt is still answered", () =>
+    it.effect("debounce goes by arrival: a question arriving late with an earlier sentAt is still answered", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -147,7 +147,7 @@ describe("reply pipeline", () => {
         expect(events.filter((e) => e.kind === "send_messages")).toHaveLength(2)
       }))
 
-    it.scoped("a receiver failing twice then succeeding gets the event delivered once, 3 attempts recorded", () =>
+    it.effect("a receiver failing twice then succeeding gets the event delivered once, 3 attempts recorded", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver((_, index) => ({ status: index < 2 ? 500 : 200 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -176,7 +176,7 @@ describe("reply pipeline", () => {
         expect(escalations).toHaveLength(1)
       }))
 
-    it.scoped("events of one conversation arrive in order across interleaved conversations and failures", () =>
+    it.effect("events of one conversation arrive in order across interleaved conversations and failures", () =>
       Effect.gen(function*() {
         // Event 2 of A and event 1 of B fail twice before they succeed.
         const failures = new Map<string, number>([["A:2", 2], ["B:1", 2]])
@@ -217,9 +217,9 @@ describe("reply pipeline", () => {
           expect(seqs).toEqual([...seqs].sort((x, y) => x - y))
           expect([...new Set(seqs)]).toEqual([1, 2, 3])
         }
-      }).pipe(Effect.provide(Events.Default), Effect.provide(IntegrationsRepo.Default)))
+      }).pipe(Effect.provide(Events.layer), Effect.provide(IntegrationsRepo.layer)))
 
-    it.scoped("a job whose worker died is taken again after its lease and still yields one reply", () =>
+    it.effect("a job whose worker died is taken again after its lease and still yields one reply", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -255,7 +255,7 @@ describe("reply pipeline", () => {
   })
 
   layer(TestAppWithWorkers({ REPLY_DEBOUNCE: "2 seconds" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("messages within the debounce window are answered by one reply", () =>
+    it.effect("messages within the debounce window are answered by one reply", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })

@@ -6,7 +6,7 @@
  * 3. events of one conversation enqueued by concurrent transactions are delivered in commit order.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -57,7 +57,7 @@ const integrationOf = (tenant: Tenant) =>
   )
 
 const App = (overrides: Record<string, string>) =>
-  Layer.mergeAll(Events.Default, IntegrationsRepo.Default).pipe(Layer.provideMerge(TestAppWithWorkers(overrides)))
+  Layer.mergeAll(Events.layer, IntegrationsRepo.layer).pipe(Layer.provideMerge(TestAppWithWorkers(overrides)))
 
 describe("queue holes", () => {
   layer(
@@ -68,7 +68,7 @@ describe("queue holes", () => {
     }),
     { excludeTestServices: true, timeout: 120_000 }
   )((it) => {
-    it.scoped("a webhook secret that cannot be decrypted ends in the delivery policy: dead with the reason", () =>
+    it.effect("a webhook secret that cannot be decrypted ends in the delivery policy: dead with the reason", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -85,7 +85,7 @@ describe("queue holes", () => {
         expect(receiver.received()).toEqual([])
       }))
 
-    it.scoped("a job whose payload does not decode is dead, and the events behind it are delivered", () =>
+    it.effect("a job whose payload does not decode is dead, and the events behind it are delivered", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -107,7 +107,7 @@ describe("queue holes", () => {
         expect(jobs[0]!.lastError).toContain("eventId")
       }))
 
-    it.scoped("replay during an attempt: one live job, and the replay runs right after that attempt", () =>
+    it.effect("replay during an attempt: one live job, and the replay runs right after that attempt", () =>
       Effect.gen(function*() {
         // The first attempt takes 800 ms and fails; a retry would wait DELIVERY_RETRY_BASE (10 s here).
         const receiver = yield* makeReceiver((_, index) => index === 0 ? { status: 500, delayMs: 800 } : { status: 200 })
@@ -136,7 +136,7 @@ describe("queue holes", () => {
         expect(attempts.map((a) => a.attempt)).toEqual([1, 2])
       }), { timeout: 60_000 })
 
-    it.scoped("an event without a conversation is never attempted twice at once", () =>
+    it.effect("an event without a conversation is never attempted twice at once", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver((_, index) => ({ status: 200, delayMs: index === 0 ? 600 : 0 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -158,7 +158,7 @@ describe("queue holes", () => {
         expect(attempts.map((a) => a.attempt)).toEqual([1, 2])
       }))
 
-    it.scoped("replay all queues hundreds of dead events at once, each conversation's in its order, one live job each", () =>
+    it.effect("replay all queues hundreds of dead events at once, each conversation's in its order, one live job each", () =>
       Effect.gen(function*() {
         // 410 turns the webhook off: the first event dies on it, the others die unsent.
         const receiver = yield* makeReceiver(() => ({ status: 410 }))
@@ -209,7 +209,7 @@ describe("queue holes", () => {
     excludeTestServices: true,
     timeout: 120_000
   })((it) => {
-    it.scoped("a replay of a failing event does not wait for the retry it replaces", () =>
+    it.effect("a replay of a failing event does not wait for the retry it replaces", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver((_, index) => index === 0 ? { status: 500, delayMs: 800 } : { status: 200 })
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -227,7 +227,7 @@ describe("queue holes", () => {
       }))
 
     // On PGlite transactions run one at a time, so the race cannot happen there.
-    it.scoped.skipIf(!usingPostgres)("events of one conversation from concurrent transactions go out in commit order", () =>
+    it.effect.skipIf(!usingPostgres)("events of one conversation from concurrent transactions go out in commit order", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
@@ -238,8 +238,8 @@ describe("queue holes", () => {
         const emit = (n: number) => events.emit({ integration, conversation, kind: "typing", data: { n } })
         // The first transaction takes its sequence number, then holds on; the second commits meanwhile.
         yield* Effect.all([
-          Effect.zipLeft(emit(1), Effect.sleep("600 millis")).pipe(sql.withTransaction),
-          Effect.zipRight(Effect.sleep("150 millis"), emit(2).pipe(sql.withTransaction))
+          Effect.tap(emit(1), Effect.sleep("600 millis")).pipe(sql.withTransaction),
+          Effect.andThen(Effect.sleep("150 millis"), emit(2).pipe(sql.withTransaction))
         ], { concurrency: 2 })
         const requests = yield* receiver.waitFor(2)
         const typing = webhookBody(Envelope(Schema.Literal("typing"), Schema.Struct({ n: Schema.Number })))

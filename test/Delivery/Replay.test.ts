@@ -3,7 +3,7 @@
  * 410 Gone, Retry-After, and the SSRF guard of production mode.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as dns from "node:dns/promises"
 import * as os from "node:os"
@@ -13,7 +13,7 @@ import { Replayed } from "../../src/Delivery/Api.js"
 import { verifyWebhook } from "../../src/Delivery/Signature.js"
 import { DeliveryDetail, DeliveryJson } from "../../src/Domain/Delivery.js"
 import { IntegrationJson } from "../../src/Domain/Integration.js"
-import { deliveryDead } from "../../src/Observability/Metrics.js"
+import { deliveryDeadOf } from "../../src/Observability/Metrics.js"
 import { bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers, ValidationBody } from "../support/App.js"
 import { eventually } from "../support/Eventually.js"
 import { makeReceiver } from "../support/Receiver.js"
@@ -24,11 +24,11 @@ const ask = (tenant: Tenant, id: string, conversationId: string) =>
   call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
     token: tenant.token,
     body: { id, role: "human", customerId, conversationId, text: "Where is my parcel?" }
-  }).pipe(Effect.tap((reply) => expect(reply.status).toBe(200)))
+  }).pipe(Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(200))))
 
 const deliveries = (tenant: Tenant, query = "") =>
   call("GET", `/v1/integration/${tenant.integrationId}/deliveries${query}`, { token: tenant.token }).pipe(
-    Effect.tap((reply) => expect(reply.status).toBe(200)),
+    Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(200))),
     Effect.flatMap(bodyAs(Schema.Array(DeliveryJson))),
     Effect.map((reply) => reply.body)
   )
@@ -46,11 +46,11 @@ describe("dead letters and replay", () => {
   // machine delays the first (1.5 s let a late first attempt be the last); attempts time out after
   // half a second.
   layer(TestAppWithWorkers({ DELIVERY_MAX_AGE: "3 seconds", DELIVERY_TIMEOUT: "500 millis" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("an event whose receiver keeps failing goes dead; replay sends it again, signed afresh", () =>
+    it.effect("an event whose receiver keeps failing goes dead; replay sends it again, signed afresh", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver(() => ({ status: 500 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
-        const deadCounter = Metric.tagged(deliveryDead, "event", "send_messages")
+        const deadCounter = deliveryDeadOf("send_messages")
         const deadBefore = (yield* Metric.value(deadCounter)).count
         yield* ask(tenant, "m-1", "c-1")
         const [dead] = yield* until(tenant, (list) => list.length === 1 && list[0].status === "dead")
@@ -77,7 +77,7 @@ describe("dead letters and replay", () => {
           .toBe(true)
       }))
 
-    it.scoped("replay all since a time re-sends every dead event of the integration, oldest first", () =>
+    it.effect("replay all since a time re-sends every dead event of the integration, oldest first", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver(() => ({ status: 503 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -103,7 +103,7 @@ describe("dead letters and replay", () => {
         expect(future.body).toEqual({ replayed: 0, deliveryIds: [] })
       }))
 
-    it.scoped("410 Gone kills the event and disables the webhook until its URL changes", () =>
+    it.effect("410 Gone kills the event and disables the webhook until its URL changes", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver(() => ({ status: 410 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -129,7 +129,7 @@ describe("dead letters and replay", () => {
         yield* next.waitFor(1)
       }))
 
-    it.scoped("Retry-After is honoured when longer than the scheduled delay", () =>
+    it.effect("Retry-After is honoured when longer than the scheduled delay", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver((_, index) =>
           index === 0 ? { status: 503, headers: { "Retry-After": "1" } } : { status: 200 }
@@ -147,7 +147,7 @@ describe("dead letters and replay", () => {
         expect(Date.parse(first.nextRetryAt ?? "") - Date.parse(first.startedAt)).toBeGreaterThanOrEqual(1000)
       }))
 
-    it.scoped("custom headers are sent and never replace the signature headers; a time-out is a failed attempt", () =>
+    it.effect("custom headers are sent and never replace the signature headers; a time-out is a failed attempt", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver((_, index) => ({ status: 200, delayMs: index === 0 ? 1000 : 0 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -168,7 +168,7 @@ describe("dead letters and replay", () => {
         expect((yield* bodyAs(DeliveryDetail)(detail)).body.attemptLog[0]).toMatchObject({ attempt: 1, statusCode: null, error: "Timed out" })
       }))
 
-    it.scoped("deliveries are the workspace's own: another workspace's answer 404; bad filters are 422", () =>
+    it.effect("deliveries are the workspace's own: another workspace's answer 404; bad filters are 422", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const mine = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -212,7 +212,7 @@ const loopbackName = await dns.lookup(os.hostname()).then(
 
 describe("SSRF guard", () => {
   layer(TestAppWithWorkers({ PARLEY_MODE: "production" }), { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("in production, a stored webhook URL with a loopback address is refused, the event dead at once", () =>
+    it.effect("in production, a stored webhook URL with a loopback address is refused, the event dead at once", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: "https://receiver.example/hook", supportedFeatures: { escalation: false } })
@@ -228,7 +228,7 @@ describe("SSRF guard", () => {
       }))
 
     // The name resolves to loopback only when connecting: refused then, and dead at once, not retried for 28 h.
-    it.scoped.skipIf(loopbackName === undefined)("a host name that resolves to loopback is refused when connecting, dead at once", () =>
+    it.effect.skipIf(loopbackName === undefined)("a host name that resolves to loopback is refused when connecting, dead at once", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const url = receiver.url.replace("127.0.0.1", loopbackName ?? "")

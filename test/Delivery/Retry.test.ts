@@ -4,6 +4,7 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import { DeliveryConfig } from "../../src/Config.js"
 import { type NextAttempt, nextAttempt, parseRetryAfter, scheduledDelay } from "../../src/Delivery/Retry.js"
 
@@ -11,7 +12,7 @@ const SECOND = 1_000
 const HOUR = 3_600 * SECOND
 
 /** The defaults, read through the real config with nothing set. */
-const defaults = DeliveryConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
+const defaults = DeliveryConfig.pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnvRecord({})))
 
 const config: DeliveryConfig = {
   retryBase: Duration.seconds(5),
@@ -20,9 +21,9 @@ const config: DeliveryConfig = {
   timeout: Duration.seconds(10)
 }
 
-const createdAt = DateTime.unsafeMake("2026-11-22T10:00:00Z")
+const createdAt = DateTime.makeUnsafe("2026-11-22T10:00:00Z")
 const deadline = DateTime.addDuration(createdAt, Duration.hours(28))
-const at = (offset: Duration.DurationInput) => DateTime.addDuration(createdAt, offset)
+const at = (offset: Duration.Input) => DateTime.addDuration(createdAt, offset)
 
 /** Un-jittered delay after the `n`-th failure: base × 2^(n-1). */
 const exponential = (n: number) => 5 * SECOND * 2 ** (n - 1)
@@ -32,6 +33,19 @@ const JITTER_MIN = 0.8
 const JITTER_MAX = 1.2
 /** Float slack: the schedule turns the delay into an instant and back. */
 const EPSILON = 1e-3
+
+/**
+ * `Random` drawing `values` in turn, cycling (what v3's `Effect.withRandomFixed` did): the schedule's
+ * jitter reads `Random.nextDoubleUnsafe`, so 0.5 is no jitter, 0 and 1 its extremes.
+ */
+const withRandomFixed = (values: ReadonlyArray<number>) => {
+  let index = 0
+  const draw = () => values[index++ % values.length] ?? 0.5
+  return Effect.provideService(Random.Random, {
+    nextDoubleUnsafe: draw,
+    nextIntUnsafe: () => Math.round(draw() * Number.MAX_SAFE_INTEGER)
+  })
+}
 
 const millis = (effect: Effect.Effect<Duration.Duration>) => Effect.map(effect, Duration.toMillis)
 
@@ -73,21 +87,21 @@ describe("scheduledDelay", () => {
         HOUR
       ])
       delays.forEach((d, i) => expect(Math.abs(d - Math.min(exponential(i + 1), HOUR))).toBeLessThan(EPSILON))
-    }).pipe(Effect.withRandomFixed([0.5])))
+    }).pipe(withRandomFixed([0.5])))
 
   it.effect("the jitter's extremes are exactly 0.8× and 1.2× of base × 2^(n-1)", () =>
     Effect.gen(function*() {
       for (let n = 1; n <= 9; n++) {
-        const low = yield* millis(scheduledDelay(config, n).pipe(Effect.withRandomFixed([0])))
-        const high = yield* millis(scheduledDelay(config, n).pipe(Effect.withRandomFixed([1])))
+        const low = yield* millis(scheduledDelay(config, n).pipe(withRandomFixed([0])))
+        const high = yield* millis(scheduledDelay(config, n).pipe(withRandomFixed([1])))
         expect(Math.abs(low - JITTER_MIN * exponential(n)), `n=${n}`).toBeLessThan(EPSILON)
         expect(Math.abs(high - JITTER_MAX * exponential(n)), `n=${n}`).toBeLessThan(EPSILON)
       }
       // The cap applies after the jitter: 0.8 × 5 120 000 > 1 h, so from the 11th failure on it is exactly 1 h.
-      expect(yield* millis(scheduledDelay(config, 10).pipe(Effect.withRandomFixed([1])))).toBeCloseTo(3_072_000, 3)
-      expect(yield* millis(scheduledDelay(config, 10).pipe(Effect.withRandomFixed([0])))).toBeCloseTo(2_048_000, 3)
-      expect(yield* millis(scheduledDelay(config, 11).pipe(Effect.withRandomFixed([0])))).toBe(HOUR)
-      expect(yield* millis(scheduledDelay(config, 11).pipe(Effect.withRandomFixed([1])))).toBe(HOUR)
+      expect(yield* millis(scheduledDelay(config, 10).pipe(withRandomFixed([1])))).toBeCloseTo(3_072_000, 3)
+      expect(yield* millis(scheduledDelay(config, 10).pipe(withRandomFixed([0])))).toBeCloseTo(2_048_000, 3)
+      expect(yield* millis(scheduledDelay(config, 11).pipe(withRandomFixed([0])))).toBe(HOUR)
+      expect(yield* millis(scheduledDelay(config, 11).pipe(withRandomFixed([1])))).toBe(HOUR)
     }))
 
   it.effect("with real randomness every delay lies within [0.8, 1.2] × base × 2^(n-1) and never above the cap", () =>
@@ -114,11 +128,11 @@ describe("scheduledDelay", () => {
       const delays: Array<number> = []
       for (let n = 1; n <= 5; n++) delays.push(Math.round(yield* millis(scheduledDelay(fast, n))))
       expect(delays).toEqual([50, 100, 200, 200, 200])
-    }).pipe(Effect.withRandomFixed([0.5])))
+    }).pipe(withRandomFixed([0.5])))
 })
 
 describe("parseRetryAfter", () => {
-  const now = DateTime.unsafeMake("2026-11-22T10:00:00Z")
+  const now = DateTime.makeUnsafe("2026-11-22T10:00:00Z")
   const seconds = (value: string | undefined) =>
     Option.map(parseRetryAfter(value, now), (d) => Duration.toMillis(d) / SECOND)
 
@@ -159,7 +173,7 @@ describe("nextAttempt", () => {
     Effect.gen(function*() {
       const next = yield* nextAttempt(config, { attempt: 3, createdAt, now: at("1 minute"), retryAfter: Option.none() })
       expect(retryDelay(next)).toBeCloseTo(20_000, 3)
-    }).pipe(Effect.withRandomFixed([0.5])))
+    }).pipe(withRandomFixed([0.5])))
 
   it.effect("honours a Retry-After longer than the scheduled delay, even beyond retryMaxDelay", () =>
     Effect.gen(function*() {
@@ -188,7 +202,7 @@ describe("nextAttempt", () => {
         retryAfter: Option.some(Duration.seconds(1))
       })
       expect(retryDelay(next)).toBeCloseTo(40_000, 3)
-    }).pipe(Effect.withRandomFixed([0.5])))
+    }).pipe(withRandomFixed([0.5])))
 
   it.effect("reads Retry-After end to end from a header value", () =>
     Effect.gen(function*() {
@@ -217,7 +231,7 @@ describe("nextAttempt", () => {
       const lastMillisecond = yield* nextAttempt(config, {
         attempt: 40,
         createdAt,
-        now: DateTime.subtract(deadline, { millis: 1 }),
+        now: DateTime.subtract(deadline, { milliseconds: 1 }),
         retryAfter: Option.none()
       })
       expect(retryDelay(lastMillisecond)).toBe(1)
@@ -225,7 +239,7 @@ describe("nextAttempt", () => {
 
   it.effect("gives up once createdAt + maxAge is reached or passed", () =>
     Effect.gen(function*() {
-      for (const now of [deadline, DateTime.add(deadline, { millis: 1 }), DateTime.add(deadline, { days: 3 })]) {
+      for (const now of [deadline, DateTime.add(deadline, { milliseconds: 1 }), DateTime.add(deadline, { days: 3 })]) {
         const next = yield* nextAttempt(config, { attempt: 38, createdAt, now, retryAfter: Option.none() })
         expect(next, DateTime.formatIso(now)).toEqual({ _tag: "GiveUp" })
         const early = yield* nextAttempt(config, { attempt: 1, createdAt, now, retryAfter: Option.some(Duration.seconds(1)) })
@@ -275,8 +289,8 @@ describe("nextAttempt", () => {
       ])
       expect(delays.slice(10, 36)).toEqual(Array.from({ length: 26 }, () => HOUR))
       expect(Math.round(delays[36]!)).toBe(28 * HOUR - 5_115 * SECOND - 26 * HOUR)
-      expect(end.epochMillis).toBe(deadline.epochMillis)
-    }).pipe(Effect.withRandomFixed([0.5])))
+      expect(end.epochMilliseconds).toBe(deadline.epochMilliseconds)
+    }).pipe(withRandomFixed([0.5])))
 
   it.effect("with the defaults and jitter: retries for the whole 28 hours in a reasonable number of attempts", () =>
     Effect.gen(function*() {
@@ -285,7 +299,7 @@ describe("nextAttempt", () => {
         const total = delays.reduce((sum, d) => sum + d, 0)
         expect(total).toBeGreaterThanOrEqual(28 * HOUR - Math.max(...delays))
         expect(Math.abs(total - 28 * HOUR)).toBeLessThan(1)
-        expect(end.epochMillis).toBe(deadline.epochMillis)
+        expect(end.epochMilliseconds).toBe(deadline.epochMilliseconds)
         expect(attempts).toBeGreaterThanOrEqual(20)
         expect(attempts).toBeLessThanOrEqual(60)
         for (const delay of delays) expect(delay).toBeLessThanOrEqual(HOUR)

@@ -4,7 +4,7 @@
  * no worker, no sleep: each test calls `deliver` and reads what it decided and stored.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -65,14 +65,14 @@ let unreadable = false
 const WorkspacesDouble = makeTestLayer(Workspaces)({
   openWebhookSecrets: () =>
     unreadable
-      ? Effect.dieMessage("A webhook secret could not be decrypted: is PARLEY_ENCRYPTION_KEY the key it was sealed with?")
+      ? Effect.die(new Error("A webhook secret could not be decrypted: is PARLEY_ENCRYPTION_KEY the key it was sealed with?"))
       : Effect.succeed({ current: SECRET, previous: Option.none() })
 })
 
-const SenderTest = Sender.DefaultWithoutDependencies.pipe(
+const SenderTest = Sender.layerWithoutDependencies.pipe(
   Layer.provide([WebhookClientDouble, WorkspacesDouble]),
   Layer.provideMerge(
-    Layer.mergeAll(DeliveriesRepo.Default, IntegrationsRepo.Default, WorkspacesRepo.Default, Events.Default)
+    Layer.mergeAll(DeliveriesRepo.layer, IntegrationsRepo.layer, WorkspacesRepo.layer, Events.layer)
   ),
   Layer.provideMerge(TestDatabase),
   Layer.provide(TestConfig({ DELIVERY_RETRY_BASE: "5 seconds", DELIVERY_MAX_AGE: "1 hour" })),
@@ -109,7 +109,7 @@ const anEvent = (options: { readonly ageMinutes?: number } = {}) =>
 
 const eventOf = (id: EventId) =>
   Effect.flatMap(DeliveriesRepo, (repo) => repo.findByIds([id])).pipe(
-    Effect.flatMap((events) => Effect.fromNullable(events[0])),
+    Effect.flatMap((events) => Effect.fromNullishOr(events[0])),
     Effect.orDie
   )
 
@@ -149,7 +149,7 @@ describe("Sender", () => {
         expect(outcome._tag === "Retry" && outcome.delay).toBeDefined()
         const event = yield* eventOf(id)
         expect(event).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: 503, lastError: "HTTP 503" })
-        const wait = (event.nextAttemptAt?.epochMillis ?? 0) - Date.now()
+        const wait = (event.nextAttemptAt?.epochMilliseconds ?? 0) - Date.now()
         expect(wait).toBeGreaterThan(110_000)
         expect(wait).toBeLessThanOrEqual(120_000)
       }))
@@ -216,11 +216,11 @@ describe("Sender", () => {
         for (const [id, status] of [[failing.id, 503], [down.id, 500]] as const) {
           const event = yield* eventOf(id)
           expect(event).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: status, lastError: `HTTP ${status}` })
-          const wait = (event.nextAttemptAt?.epochMillis ?? 0) - Date.now()
+          const wait = (event.nextAttemptAt?.epochMilliseconds ?? 0) - Date.now()
           expect(wait).toBeGreaterThan(3_000)
           const [attempt] = yield* attemptsOf(id)
           expect(attempt).toMatchObject({ attempt: 1, statusCode: status, error: `HTTP ${status}` })
-          expect(attempt?.nextRetryAt?.epochMillis).toBe(event.nextAttemptAt?.epochMillis)
+          expect(attempt?.nextRetryAt?.epochMilliseconds).toBe(event.nextAttemptAt?.epochMilliseconds)
         }
         expect(receiver.sent.map((request) => request.headers["webhook-id"]).sort())
           .toEqual([delivered.id, failing.id, down.id].sort())

@@ -6,10 +6,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaParser from "effect/SchemaParser"
 import fc from "fast-check"
 import * as http from "node:http"
 import { WebhookClient, WebhookClientLive } from "../../src/Delivery/WebhookClient.js"
@@ -18,8 +18,8 @@ import { WebhookHeaders } from "../../src/Domain/Integration.js"
 import { formatIssue } from "../../src/Domain/Validation.js"
 
 const decode = (input: unknown) =>
-  ParseResult.decodeUnknownEither(WebhookHeaders, { errors: "all" })(input).pipe(
-    Either.mapLeft((issue) => formatIssue("body", issue))
+  SchemaParser.decodeUnknownResult(WebhookHeaders, { errors: "all" })(input).pipe(
+    Result.mapError((issue) => formatIssue("body", issue))
   )
 
 const tokenChar = fc.constantFrom(..."!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -35,7 +35,7 @@ const headerMap = fc.dictionary(headerName, headerValue, { maxKeys: 6 })
 
 /** A receiver that answers each request with the headers it got, as JSON. */
 const echoServer = Effect.acquireRelease(
-  Effect.async<http.Server>((resume) => {
+  Effect.callback<http.Server>((resume) => {
     const server = http.createServer((req, res) => {
       req.resume()
       req.on("end", () => {
@@ -47,15 +47,15 @@ const echoServer = Effect.acquireRelease(
     })
   }),
   (server) =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       server.close(() => resume(Effect.void))
     })
 )
 
-const Echoed = Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Array(Schema.String)) })
+const Echoed = Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Array(Schema.String)]))
 
 const development = WebhookClientLive.pipe(
-  Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["PARLEY_MODE", "development"]]))))
+  Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(Object.fromEntries([["PARLEY_MODE", "development"]]))))
 )
 
 describe("webhook header rules", () => {
@@ -72,9 +72,9 @@ describe("webhook header rules", () => {
   })
 
   it("a value that is not a string, or headers that are not an object, fail at the right place", () => {
-    expect(decode({ "X-A": 1 })).toEqual(Either.left([{ loc: ["body", "X-A"], msg: expect.any(String), type: "string_type" }]))
-    expect(decode("X-A: 1")).toEqual(Either.left([{ loc: ["body"], msg: expect.any(String), type: "dict_type" }]))
-    expect(decode([])).toEqual(Either.left([{ loc: ["body"], msg: expect.any(String), type: "dict_type" }]))
+    expect(decode({ "X-A": 1 })).toEqual(Result.fail([{ loc: ["body", "X-A"], msg: expect.any(String), type: "string_type" }]))
+    expect(decode("X-A: 1")).toEqual(Result.fail([{ loc: ["body"], msg: expect.any(String), type: "dict_type" }]))
+    expect(decode([])).toEqual(Result.fail([{ loc: ["body"], msg: expect.any(String), type: "dict_type" }]))
   })
 
   it.effect("every header map the schema accepts is sent by the webhook client and arrives as saved", () =>
@@ -89,23 +89,23 @@ describe("webhook header rules", () => {
         fc.assert(
           fc.asyncProperty(headerMap, async (headers) => {
             const decoded = decode(headers)
-            if (Either.isLeft(decoded)) {
+            if (Result.isFailure(decoded)) {
               refused++
-              for (const item of decoded.left) expect(item.loc[0]).toBe("body")
+              for (const item of decoded.failure) expect(item.loc[0]).toBe("body")
               return
             }
             accepted++
             const echoed = await client.post({
               url: `http://127.0.0.1:${port}/`,
-              headers: decoded.right,
+              headers: decoded.success,
               body: "{}",
               timeout: Duration.seconds(10),
               keep: 1_000_000
             }).pipe(
-              Effect.flatMap((answer) => Schema.decodeUnknown(Schema.parseJson(Echoed))(answer.body)),
+              Effect.flatMap((answer) => Schema.decodeUnknownEffect(Schema.fromJsonString(Echoed))(answer.body)),
               Effect.runPromise
             )
-            for (const [name, value] of Object.entries(decoded.right)) {
+            for (const [name, value] of Object.entries(decoded.success)) {
               expect(echoed[name.toLowerCase()], name).toBe(value)
             }
           }),

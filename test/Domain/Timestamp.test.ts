@@ -4,15 +4,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
+import * as SchemaParser from "effect/SchemaParser"
 import { Timestamp } from "../../src/Domain/Primitives.js"
 import { isRealCalendarDate, isStorableMillis } from "../../src/Domain/StorableTime.js"
 import { validationDetail } from "../Fuzz/Wire.js"
 import { call, makeTenant, TestApp } from "../support/App.js"
 
 const decode = (input: string) =>
-  ParseResult.decodeUnknownEither(Timestamp)(input).pipe(Either.map((dt) => new Date(dt.epochMillis).toISOString()))
+  SchemaParser.decodeUnknownResult(Timestamp)(input).pipe(Result.map((dt) => new Date(dt.epochMilliseconds).toISOString()))
 
 /** Out of PostgreSQL's range, not a date, or a date that does not exist. */
 const refused = [
@@ -35,7 +35,7 @@ const refused = [
 
 describe("Timestamp", () => {
   it.each(refused)("refuses %j", (input) => {
-    expect(Either.isLeft(decode(input))).toBe(true)
+    expect(Result.isFailure(decode(input))).toBe(true)
   })
 
   it.each([
@@ -45,7 +45,7 @@ describe("Timestamp", () => {
     ["9999-12-31T23:59:59.999-23:59", "+010000-01-01T23:58:59.999Z"],
     ["2026-11-22T10:00:00+05", "2026-11-22T05:00:00.000Z"]
   ])("accepts %j as %s", (input, iso) => {
-    expect(decode(input)).toEqual(Either.right(iso))
+    expect(decode(input)).toEqual(Result.succeed(iso))
   })
 
   it("the storable range is PostgreSQL's first instant to JavaScript's last", () => {

@@ -10,11 +10,10 @@
  * `npm test` runs a short form (fixed seed, a few hundred requests); `npm run fuzz` runs long:
  * FUZZ_RUNS (runs per property, default 2000) and FUZZ_SEED (default: random, printed) tune it.
  */
-import { HttpServer } from "@effect/platform"
-import type * as SqlClient from "@effect/sql/SqlClient"
+import { HttpServer } from "effect/http"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
 import fc from "fast-check"
 import { ADMIN_TOKEN, call, makeTenant, TestApp } from "../support/App.js"
 import {
@@ -54,7 +53,7 @@ const BODY_LIMIT = 65_536
 
 const setup = Effect.gen(function*() {
   const server = yield* HttpServer.HttpServer
-  const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+  const port = server.address._tag !== "UnixPathAddress" ? server.address.port : 0
   const tenant = yield* makeTenant()
   const chatwoot = yield* call("POST", `/admin/v1/workspaces/${tenant.workspaceId}/integrations`, {
     token: ADMIN_TOKEN,
@@ -72,7 +71,7 @@ const setup = Effect.gen(function*() {
   const idOf = (body: unknown) =>
     typeof body === "object" && body !== null && "integrationId" in body ? String(body.integrationId) : ""
   const other = yield* makeTenant()
-  const runtime = yield* Effect.runtime<SqlClient.SqlClient>()
+  const context = yield* Effect.context<SqlClient.SqlClient>()
   const fixture: Fixture = {
     port,
     adminToken: ADMIN_TOKEN,
@@ -84,10 +83,10 @@ const setup = Effect.gen(function*() {
     otherToken: other.token,
     otherIntegrationId: other.integrationId
   }
-  return { fixture, fingerprint: () => Runtime.runPromise(runtime)(storedFingerprint) }
+  return { fixture, fingerprint: () => Effect.runPromiseWith(context)(storedFingerprint) }
 })
 
-type Setup = Effect.Effect.Success<typeof setup>
+type Setup = Effect.Success<typeof setup>
 
 const describeRequest = (request: RawRequest) =>
   `${request.method} ${request.target.slice(0, 200)} headers=${JSON.stringify(request.headers ?? [])

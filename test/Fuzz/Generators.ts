@@ -4,7 +4,7 @@
  * malicious client could send. Inputs that trip a known defect (see KnownDefects.ts) are generated only
  * by their own generators, so the main properties stay meaningful while those defects are open.
  */
-import { HttpApi } from "@effect/platform"
+import { HttpApi } from "effect/http-api"
 import fc from "fast-check"
 import { readFileSync } from "node:fs"
 import { Api } from "../../src/Api.js"
@@ -35,10 +35,10 @@ export const endpoints: ReadonlyArray<Endpoint> = (() => {
     onEndpoint: ({ endpoint, group }) => {
       out.push({
         group: group.identifier,
-        name: endpoint.name,
+        name: endpoint.identifier,
         method: endpoint.method,
         path: endpoint.path,
-        hasPayload: endpoint.payloadSchema._tag === "Some"
+        hasPayload: endpoint.payload.size > 0
       })
     }
   })

@@ -3,7 +3,7 @@
  * rejected request could have changed in place (settings, tokens, conversation status, customer facts).
  * Equal fingerprints before and after a rejected request mean it stored nothing.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 
 const counted = [

@@ -3,17 +3,16 @@
  * `{"detail": string}` for 401/404/409/413/429/5xx, `{"detail":[{loc,msg,type}]}` for 422 with `loc`
  * starting with body, path, query or header.
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { Reply } from "../support/App.js"
 
-export const Location = Schema.Literal("body", "path", "query", "header")
+export const Location = Schema.Literals(["body", "path", "query", "header"])
 
 export const ValidationItem = Schema.Struct({
-  loc: Schema.Tuple([Location], Schema.Union(Schema.String, Schema.Number)),
+  loc: Schema.TupleWithRest(Schema.Tuple([Location]), [Schema.Union([Schema.String, Schema.Number])]),
   msg: Schema.String,
-  type: Schema.String.pipe(Schema.pattern(/^[a-z][a-z0-9_]*$/))
+  type: Schema.String.check(Schema.isPattern(/^[a-z][a-z0-9_]*$/))
 })
 export type ValidationItem = typeof ValidationItem.Type
 
@@ -34,10 +33,10 @@ export const validationDetail = (reply: Reply): ReadonlyArray<ValidationItem> =>
 export const shapeProblem = (reply: Reply): string | undefined => {
   const { body, status } = reply
   if (status >= 200 && status < 300) return undefined
-  const check = <A, I>(schema: Schema.Schema<A, I>) => {
-    const result = Schema.decodeUnknownEither(schema, strict)(body)
-    return Either.isLeft(result)
-      ? `${status} body ${JSON.stringify(body)?.slice(0, 300)}: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`
+  const check = (schema: Schema.Decoder<unknown>) => {
+    const result = Schema.decodeUnknownResult(schema, strict)(body)
+    return Result.isFailure(result)
+      ? `${status} body ${JSON.stringify(body)?.slice(0, 300)}: ${result.failure.message}`
       : undefined
   }
   if (status === 422) return check(ValidationBody)

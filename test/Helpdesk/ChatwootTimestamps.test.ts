@@ -3,7 +3,7 @@
  * PostgreSQL's timestamptz can hold (4713 BC .. 294276 AD, and JavaScript's own ±8.64e15 ms), or not a
  * date at all, are a 422 at the field, never a 500 from the database, and never silently "now".
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -13,8 +13,8 @@ import { call, makeTenant, type Tenant, TestApp } from "../support/App.js"
 
 const fixtureText = (name: string): string =>
   readFileSync(new URL(`../fixtures/chatwoot/${name}.json`, import.meta.url), "utf8")
-const Fixture = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-const fixture = (name: string) => Schema.decodeUnknownSync(Schema.parseJson(Fixture))(fixtureText(name))
+const Fixture = Schema.Record(Schema.String, Schema.Unknown)
+const fixture = (name: string) => Schema.decodeUnknownSync(Schema.fromJsonString(Fixture))(fixtureText(name))
 
 const incoming = fixture("message_created.incoming")
 const resolved = fixture("conversation_status_changed.resolved")

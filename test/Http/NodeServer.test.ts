@@ -2,7 +2,7 @@
  * What Node answers on its own (src/NodeServer.ts): the API's `{"detail": ...}` bodies, and a chunked
  * body over the limit answered 413 without losing the connection (the rest of the body is drained).
  */
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as net from "node:net"
@@ -11,7 +11,7 @@ import { parseResponse, sendRaw } from "../Fuzz/RawHttp.js"
 
 const LIMIT = 4096
 
-const port = Effect.map(HttpServer.HttpServer, (server) => server.address._tag === "TcpAddress" ? server.address.port : 0)
+const port = Effect.map(HttpServer.HttpServer, (server) => server.address._tag !== "UnixPathAddress" ? server.address.port : 0)
 
 /** Writes `requests` one after another on one keep-alive connection, each after the previous answer. */
 const onOneConnection = (port: number, requests: ReadonlyArray<Buffer>) =>

@@ -53,7 +53,7 @@ const current = (tenant: Tenant) =>
     const { body } = yield* bodyAs(Schema.Array(IntegrationJson))(reply)
     const integration = body.find((i) => i.integrationId === tenant.integrationId)
     if (integration === undefined) {
-      return yield* Effect.dieMessage(`Integration ${tenant.integrationId} is not listed: ${JSON.stringify(body)}`)
+      return yield* Effect.die(new Error(`Integration ${tenant.integrationId} is not listed: ${JSON.stringify(body)}`))
     }
     return integration
   })
@@ -330,7 +330,7 @@ describe("integrations", () => {
         const integrationId = Schema.decodeSync(IntegrationId)(tenant.integrationId)
 
         const updated = yield* client.integrations.updateSettings({
-          path: { integration_id: integrationId },
+          params: { integration_id: integrationId },
           payload: {
             name: "Typed update",
             supportedFeatures: { csat: true },

@@ -10,7 +10,7 @@ import { validationDetail } from "../Fuzz/Wire.js"
 
 const Listed = Schema.Array(Schema.Struct({
   integrationId: Schema.String,
-  settings: Schema.Struct({ webhook: Schema.Struct({ headers: Schema.Record({ key: Schema.String, value: Schema.String }) }) })
+  settings: Schema.Struct({ webhook: Schema.Struct({ headers: Schema.Record(Schema.String, Schema.String) }) })
 }))
 
 const createIn = (workspaceId: string, headers: unknown) =>

@@ -3,7 +3,7 @@
  * The claim's SKIP LOCKED lets both work at once. Runs on PostgreSQL only: PGlite is one session.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -18,7 +18,7 @@ import { AnyEvent, makeReceiver, webhookBody } from "../support/Receiver.js"
 
 describe("two Parley instances on one database", () => {
   const TwoPools = Layer.mergeAll(Layer.fresh(WorkerPoolLive), Layer.fresh(WorkerPoolLive)).pipe(
-    Layer.provideMerge(Layer.mergeAll(ServicesLive, Events.Default, IntegrationsRepo.Default)),
+    Layer.provideMerge(Layer.mergeAll(ServicesLive, Events.layer, IntegrationsRepo.layer)),
     Layer.provideMerge(TestDatabase),
     // A lease long enough that a loaded machine (event-loop stalls, the heartbeat waiting for a pooled
     // connection behind deliveries) does not expire one: a lost lease is at-least-once by design, and
@@ -29,7 +29,7 @@ describe("two Parley instances on one database", () => {
 
   layer(TwoPools, { excludeTestServices: true, timeout: 120_000 })((it) => {
     // PGlite is one session: claims run one at a time there, so exclusivity cannot fail; PostgreSQL only.
-    it.scoped.skipIf(!usingPostgres)("share the work and never deliver an event twice", () =>
+    it.effect.skipIf(!usingPostgres)("share the work and never deliver an event twice", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver(() => ({ status: 200, delayMs: 30 }))
         const workspace = yield* Effect.flatMap(Workspaces, (w) => w.create("Two pools"))

@@ -3,7 +3,7 @@
  * graceful shutdown.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -43,11 +43,11 @@ const TestHandlers = Layer.succeed(
   Job.handlers([
     Job.handle(Quick, () => Effect.as(Effect.sleep("100 millis"), Job.Outcome.Done())),
     Job.handle(Slow, () => Effect.as(Effect.sleep("30 seconds"), Job.Outcome.Done())),
-    Job.handle(Boom, () => Effect.dieMessage("handler exploded")),
+    Job.handle(Boom, () => Effect.die(new Error("handler exploded"))),
     Job.handleBatch(Batched, (items) =>
       Effect.gen(function*() {
         batches.push(items.map(({ payload, span }) => ({ n: payload.n, spanJob: span.attributes.get("job.id") })))
-        if (items.some(({ payload }) => payload.n === 99)) return yield* Effect.dieMessage("batch exploded")
+        if (items.some(({ payload }) => payload.n === 99)) return yield* Effect.die(new Error("batch exploded"))
         return items.map(({ payload }) =>
           payload.n % 10 === 2
             ? Job.Outcome.Retry({ delay: "1 hour", error: "try later" })
@@ -82,7 +82,7 @@ const jobsRowsRead = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     SELECT (coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::int AS n
     FROM pg_stat_xact_user_tables WHERE relname = 'jobs'`).pipe(Effect.map((rows) => rows[0]?.n ?? 0))
 
-const Base = Layer.mergeAll(JobQueue.Default).pipe(
+const Base = Layer.mergeAll(JobQueue.layer).pipe(
   Layer.provideMerge(TestDatabase),
   Layer.provide(TestConfig({ ...fastPipeline, WORKER_CONCURRENCY: "2", WORKER_SHUTDOWN_GRACE: "600 millis", JOB_MAX_ATTEMPTS: "2" })),
   Layer.orDie
@@ -121,7 +121,7 @@ const DatabaseKindTag = DatabaseKind
 
 describe("worker pool", () => {
   layer(Base, { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.scoped("shutdown lets a job finish within the grace period and gives back the one that does not", () =>
+    it.effect("shutdown lets a job finish within the grace period and gives back the one that does not", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const scope = yield* startPool
@@ -134,7 +134,7 @@ describe("worker pool", () => {
         expect(yield* jobStatus(slow)).toMatchObject({ status: "pending", attempts: 0, lockedBy: null })
       }))
 
-    it.scoped("a failing handler is retried with backoff, then dead; the worker goes on with other jobs", () =>
+    it.effect("a failing handler is retried with backoff, then dead; the worker goes on with other jobs", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const scope = yield* startPool
@@ -195,7 +195,7 @@ describe("worker pool", () => {
         expect(new Set(claimed).size).toBe(ids.length)
       }), 60_000)
 
-    it.scoped("a batch kind: a claim's jobs of one group run together, each settled on its own outcome, under its own span", () =>
+    it.effect("a batch kind: a claim's jobs of one group run together, each settled on its own outcome, under its own span", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const sql = yield* SqlClient.SqlClient
@@ -207,8 +207,11 @@ describe("worker pool", () => {
         const bad = yield* queue.enqueue(Batched, { n: 21 }, { group: "b" })
         yield* sql`UPDATE jobs SET payload = '{"n":"twenty-one"}'::jsonb WHERE id = ${bad}`
         yield* startPool
-        yield* eventually(jobStatus(a[4]!), (j) => j.status === "done")
-        const statuses = yield* Effect.forEach([...a, ...b, bad], (id) => Effect.map(jobStatus(id), (j) => j.status))
+        // Each job of a batch is settled on its own: wait for all of them, not only the last batch's.
+        const statuses = yield* eventually(
+          Effect.forEach([...a, ...b, bad], (id) => Effect.map(jobStatus(id), (j) => j.status)),
+          (all) => all[4] === "done" && !all.includes("running")
+        )
         expect(statuses).toEqual(["done", "pending", "pending", "dead", "done", "done", "done", "dead"])
         // The two retried together, each an hour from now, its attempt counted and its error kept.
         const retried = yield* sql<{ readonly inMinutes: number; readonly attempts: number; readonly lastError: string }>`
@@ -229,7 +232,7 @@ describe("worker pool", () => {
         expect([1, 2, 12, 3, 4, 11, 15].map((n) => spans.get(n))).toEqual([...a, ...b])
       }))
 
-    it.scoped("a batch that fails fails each of its jobs: each is retried on its own", () =>
+    it.effect("a batch that fails fails each of its jobs: each is retried on its own", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const sql = yield* SqlClient.SqlClient
@@ -381,7 +384,7 @@ describe("worker pool", () => {
         expect(later.oldestSeconds).toBeLessThan(60)
       }))
 
-    it.scoped("a delayed job runs when it is due, not at the next poll", () =>
+    it.effect("a delayed job runs when it is due, not at the next poll", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         yield* startPoolWith({ JOB_POLL_INTERVAL: "20 seconds" })
@@ -391,7 +394,7 @@ describe("worker pool", () => {
         yield* eventually(jobStatus(id), (j) => j.status === "done", 5_000)
       }))
 
-    it.scoped("a delayed job is not pushed back by the notifications of jobs due later", () =>
+    it.effect("a delayed job is not pushed back by the notifications of jobs due later", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         yield* startPoolWith({ JOB_POLL_INTERVAL: "20 seconds" })
@@ -403,7 +406,7 @@ describe("worker pool", () => {
         // notification of a later job every 100 ms must not restart that wait.
         yield* eventually(jobStatus(first), (j) => j.status === "done", 5_000)
         const notifying = yield* Effect.forkScoped(
-          Effect.repeatN(Effect.zipRight(Effect.sleep("100 millis"), queue.enqueue(Quick, {}, { delay: "1 hour" })), 25)
+          Effect.repeat(Effect.andThen(Effect.sleep("100 millis"), queue.enqueue(Quick, {}, { delay: "1 hour" })), { times: 25 })
         )
         yield* eventually(jobStatus(second), (j) => j.status === "done", 5_000)
         const took = Date.now() - enqueued
@@ -434,7 +437,7 @@ describe("worker pool", () => {
         expect(Option.isNone((yield* queue.claimRound("w1", probes, 4)).wait)).toBe(true)
       }))
 
-    it.scoped("a job ending makes its lane claim again when due jobs were left for its group at its share", () =>
+    it.effect("a job ending makes its lane claim again when due jobs were left for its group at its share", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const sql = yield* SqlClient.SqlClient
@@ -451,7 +454,7 @@ describe("worker pool", () => {
       }))
 
     // The embedded database has no LISTEN (its notifications are in-process).
-    it.scoped.skipIf(!usingPostgres)("LISTEN is re-established when its connection drops", () =>
+    it.effect.skipIf(!usingPostgres)("LISTEN is re-established when its connection drops", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const sql = yield* SqlClient.SqlClient

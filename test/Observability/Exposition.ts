@@ -47,7 +47,7 @@ export const find = (exposition: Exposition, name: string, labels: Readonly<Reco
   exposition.samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
 
 /** A port nothing listens on right now (the exporter cannot listen on port 0 and tell which it got). */
-export const freePort = Effect.async<number>((resume) => {
+export const freePort = Effect.callback<number>((resume) => {
   const server = net.createServer()
   server.listen(0, "127.0.0.1", () => {
     const address = server.address()

@@ -5,7 +5,7 @@
  * docs/observability.md lists, with the trace ids that lead to their traces, and never a token,
  * a secret or message text.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { describe, expect, layer } from "@effect/vitest"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -33,26 +33,26 @@ const LogRecord = Schema.Struct({
   logLevel: Schema.String,
   timestamp: Schema.String,
   cause: Schema.optional(Schema.String),
-  annotations: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  annotations: Schema.Record(Schema.String, Schema.Unknown)
 })
 type LogRecord = typeof LogRecord.Type
-const decodeRecord = Schema.decodeUnknownSync(Schema.parseJson(LogRecord))
+const decodeRecord = Schema.decodeUnknownSync(Schema.fromJsonString(LogRecord))
 const parseRecord = (line: string) => decodeRecord(line)
 
 /** The real logging layer, its stdout captured in `lines`; every other console method untouched. */
-const capturing = (lines: Array<string>, config: Record<string, string> = {}) =>
-  Layer.provide(
-    LoggingLive,
-    Layer.unwrapEffect(Effect.map(Effect.console, (console) =>
-      Console.setConsole({
-        ...console,
-        unsafe: { ...console.unsafe, log: (...args: ReadonlyArray<unknown>) => void lines.push(args.map(String).join(" ")) }
-      })))
-  ).pipe(Layer.provide(TestConfig(config)))
+const capturing = (lines: Array<string>, config: Record<string, string> = {}) => {
+  const captured: Console.Console = Object.assign(Object.create(console), {
+    log: (...args: ReadonlyArray<unknown>) => void lines.push(args.map(String).join(" "))
+  })
+  // The logger writes to the fiber's `Console` (a reference in v4): the app's fibers must see this one.
+  return Layer.provideMerge(LoggingLive, Layer.succeed(Console.Console, captured)).pipe(
+    Layer.provide(TestConfig(config))
+  )
+}
 
 const SECRET_TEXT = "my card number is 4111 1111 1111 1111"
 const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
-const version = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ version: Schema.String })))(
+const version = Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Struct({ version: Schema.String })))(
   readFileSync(new URL("../../package.json", import.meta.url), "utf8")
 ).version
 
@@ -61,7 +61,7 @@ const ask = (tenant: Tenant, id: string, conversationId: string, headers: Record
     token: tenant.token,
     headers,
     body: { id, role: "human", customerId, conversationId, text: SECRET_TEXT }
-  }).pipe(Effect.tap((reply) => expect(reply.status).toBe(200)))
+  }).pipe(Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(200))))
 
 const HEX32 = /^[0-9a-f]{32}$/
 const HEX16 = /^[0-9a-f]{16}$/
@@ -99,7 +99,7 @@ describe("logs", () => {
         expect(started!.annotations["server.port"]).toEqual(expect.any(Number))
       }))
 
-    it.scoped("a request: one access record with route template, status, workspace, request id and trace", () =>
+    it.effect("a request: one access record with route template, status, workspace, request id and trace", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -157,7 +157,7 @@ describe("logs", () => {
         expect(all).not.toContain(tenant.webhookSecret)
       }))
 
-    it.scoped("a 500: an error record with the cause and the trace id the answer carries", () =>
+    it.effect("a 500: an error record with the cause and the trace id the answer carries", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
         const sql = yield* SqlClient.SqlClient
@@ -183,7 +183,7 @@ describe("logs", () => {
         })
       }))
 
-    it.scoped("a failing delivery: a warn per failed attempt, then info when it arrives", () =>
+    it.effect("a failing delivery: a warn per failed attempt, then info when it arrives", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver((_, index) => ({ status: index === 0 ? 503 : 200 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -212,7 +212,7 @@ describe("logs", () => {
         })
       }))
 
-    it.scoped("a credential in a logged error is masked: a webhook URL with a token in its query", () =>
+    it.effect("a credential in a logged error is masked: a webhook URL with a token in its query", () =>
       Effect.gen(function*() {
         // Nothing listens on port 9: the attempt fails with an error that names the URL.
         const tenant = yield* makeTenant({
@@ -225,7 +225,7 @@ describe("logs", () => {
         expect(lines.join("\n")).not.toContain("hunter2-integrator-secret")
       }))
 
-    it.scoped("a dead letter: an error record when the retry window closes, and one for a 410", () =>
+    it.effect("a dead letter: an error record when the retry window closes, and one for a 410", () =>
       Effect.gen(function*() {
         const failing = yield* makeReceiver(() => ({ status: 500 }))
         const tenant = yield* makeTenant({ webhookUrl: failing.url, supportedFeatures: { escalation: false } })
@@ -253,14 +253,14 @@ describe("logs", () => {
         })
       }))
 
-    it.scoped("a failing job: a warn with its cause, retried", () =>
+    it.effect("a failing job: a warn with its cause, retried", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant({ supportedFeatures: { escalation: false } })
         const sql = yield* SqlClient.SqlClient
         // The knowledge base is gone under the running app: the reply job fails (a defect) and is retried.
         yield* sql`ALTER TABLE kb_chunks RENAME TO kb_chunks_away`
         const [failed] = yield* ask(tenant, "m-5", "job-fails").pipe(
-          Effect.zipRight(waitFor(named("Job failed", (r) => r.annotations["job.kind"] === "generate_reply"))),
+          Effect.andThen(waitFor(named("Job failed", (r) => r.annotations["job.kind"] === "generate_reply"))),
           Effect.ensuring(Effect.orDie(sql`ALTER TABLE kb_chunks_away RENAME TO kb_chunks`))
         )
         expect(failed!.logLevel).toBe("WARN")

@@ -10,14 +10,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import * as net from "node:net"
 import * as Metrics from "../../src/Observability/Metrics.js"
 import { TelemetryLive } from "../../src/Observability/Telemetry.js"
 import { answers, find, freePort, parseExposition, scrape } from "./Exposition.js"
 
 const telemetry = (env: Record<string, string>) =>
-  TelemetryLive.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))
+  TelemetryLive.pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(env))))
 
 const started = (env: Record<string, string>) => Layer.build(telemetry(env))
 
@@ -28,19 +27,22 @@ describe("Prometheus endpoint", () => {
       yield* started({ METRICS_PORT: String(port), HOST: "127.0.0.1", OTEL_SERVICE_NAME: "parley-prom-test" })
 
       const attempts = (outcome: string) =>
-        Metric.tagged(Metric.tagged(Metrics.deliveryAttempts, "event", "send_messages"), "outcome", outcome)
-      yield* Metric.increment(attempts("failed")).pipe(Effect.repeatN(2))
-      yield* Metric.increment(attempts("delivered"))
-      yield* Metric.set(Metrics.oldestPendingAge, 42.5)
-      yield* Metric.set(Metrics.deadLetters, 7)
-      yield* Metric.increment(Metric.tagged(Metrics.deliveryDead, "event", "escalate"))
+        Metric.withAttributes(Metric.withAttributes(Metrics.deliveryAttempts, { event: "send_messages" }), { outcome })
+      yield* Metric.update(attempts("failed"), 1).pipe(Effect.repeat({ times: 2 }))
+      yield* Metric.update(attempts("delivered"), 1)
+      yield* Metric.update(Metrics.oldestPendingAge, 42.5)
+      yield* Metric.update(Metrics.deadLetters, 7)
+      yield* Metric.update(Metric.withAttributes(Metrics.deliveryDead, { event: "escalate" }), 1)
       yield* Metric.update(Metrics.deliveryAttemptDuration, 0.2)
       yield* Metric.update(Metrics.deliveryAttemptDuration, 3)
-      yield* Metric.increment(Metric.taggedWithLabels(Metrics.httpRequests, [
-        MetricLabel.make("http.route", "/v1/integration/list"),
-        MetricLabel.make("http.request.method", "GET"),
-        MetricLabel.make("http.response.status_code", "503")
-      ]))
+      yield* Metric.update(
+        Metric.withAttributes(Metrics.httpRequests, {
+          "http.route": "/v1/integration/list",
+          "http.request.method": "GET",
+          "http.response.status_code": "503"
+        }),
+        1
+      )
 
       const response = yield* scrape(port)
       expect(response.status).toBe(200)
@@ -114,11 +116,11 @@ describe("Prometheus endpoint", () => {
       const port = yield* freePort
       const occupier = net.createServer()
       yield* Effect.acquireRelease(
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           occupier.listen(port, "127.0.0.1", () => resume(Effect.void))
         }),
         () =>
-          Effect.async<void>((resume) => {
+          Effect.callback<void>((resume) => {
             occupier.close(() => resume(Effect.void))
           })
       )
@@ -128,7 +130,7 @@ describe("Prometheus endpoint", () => {
     }).pipe(Effect.scoped))
 
   it("the metrics list names every metric Metrics.ts exports", () => {
-    const exported = Object.values(Metrics).filter((value) => typeof value === "function" && "keyType" in value)
+    const exported = Object.values(Metrics).filter(Metric.isMetric)
     expect(exported.length).toBeGreaterThan(10)
     for (const metric of exported) expect(Metrics.all).toContain(metric)
   })

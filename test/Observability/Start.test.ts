@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ensureBuilt, freePort, recordsOf, root, start, waitUntil } from "../support/Spawn.js"
 
-const version = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ version: Schema.String })))(
+const version = Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Struct({ version: Schema.String })))(
   readFileSync(join(root, "package.json"), "utf8")
 ).version
 

@@ -1,13 +1,15 @@
 /**
  * One story per message: the inbound request, the reply job and every delivery attempt share one
- * trace id (jobs link to the request that enqueued them); metrics count what happened; no secret or
- * message text reaches a span. Spans and metrics are captured in memory through the real SDK.
+ * trace id (jobs link to the request that enqueued them); an incoming `traceparent` decides whether that
+ * story is recorded; metrics count what happened; no secret or message text reaches a span. Spans and
+ * metrics are captured in memory through the real SDK.
  */
-import { NodeSdk } from "@effect/opentelemetry"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { describe, expect, layer } from "@effect/vitest"
 import { AggregationTemporality, InMemoryMetricExporter, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import { RedactingSpanExporter } from "../../src/Observability/Redaction.js"
 import { ADMIN_TOKEN, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
@@ -26,11 +28,22 @@ const Telemetry = NodeSdk.layer(() => ({
 
 const SECRET_TEXT = "my card number is 4111 1111 1111 1111"
 
-const ask = (tenant: Tenant, id: string, conversationId: string, text = "Hello, anyone there?") =>
+const ask = (
+  tenant: Tenant,
+  id: string,
+  conversationId: string,
+  text = "Hello, anyone there?",
+  headers: Record<string, string> = {}
+) =>
   call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
     token: tenant.token,
+    headers,
     body: { id, role: "human", customerId: "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60", conversationId, text }
-  }).pipe(Effect.tap((reply) => expect(reply.status).toBe(200)))
+  }).pipe(
+    Effect.tap((reply) => Effect.sync(() => expect(reply.status).toBe(200))),
+    // A caller's own `traceparent` goes as it is: the test's client neither traces nor propagates then.
+    Effect.provideService(HttpClient.TracerDisabledWhen, () => "traceparent" in headers)
+  )
 
 const finished = () => spans.getFinishedSpans()
 const traceOf = (span: ReadableSpan) => span.spanContext().traceId
@@ -48,7 +61,7 @@ describe("telemetry", () => {
     excludeTestServices: true,
     timeout: 120_000
   })((it) => {
-    it.scoped("a message, its reply and its delivery are one trace; jobs link to the request", () =>
+    it.effect("a message, its reply and its delivery are one trace; jobs link to the request", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -85,7 +98,34 @@ describe("telemetry", () => {
         expect(finished().some((s) => s.name === "sql.execute" && traceOf(s) === traceId)).toBe(true)
       }))
 
-    it.scoped("each retry is its own span with its attempt number and next retry", () =>
+    it.effect("a traceparent that says not sampled records nothing of the message; sampled, its trace goes on", () =>
+      Effect.gen(function*() {
+        const receiver = yield* makeReceiver()
+        const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
+        const unsampled = "4bf92f3577b34da6a3ce929d0e0e4736"
+        const sampled = "6bf92f3577b34da6a3ce929d0e0e4736"
+        spans.reset()
+        yield* ask(tenant, "t-5", "not-sampled", undefined, { traceparent: `00-${unsampled}-00f067aa0ba902b7-00` })
+        const [unsampledHook] = yield* receiver.waitFor(1)
+        // The webhook continues the caller's trace and says it is not sampled, as the job carried it.
+        expect(unsampledHook?.headers["traceparent"]).toMatch(new RegExp(`^00-${unsampled}-[0-9a-f]{16}-00$`))
+        yield* ask(tenant, "t-6", "sampled", undefined, { traceparent: `00-${sampled}-00f067aa0ba902b7-01` })
+        const hooks = yield* receiver.waitFor(2)
+        expect(hooks[1]?.headers["traceparent"]).toMatch(new RegExp(`^00-${sampled}-[0-9a-f]{16}-01$`))
+        yield* waitForSpans(() => named("Delivery.attempt", sampled).length === 1 && named("Job.deliver_event", sampled).length === 1)
+
+        // Spans end as they are recorded (SimpleSpanProcessor): the unsampled message's would be here by
+        // now, its delivery having ended before the sampled message was sent.
+        expect(finished().filter((s) => traceOf(s) === unsampled).map((s) => s.name)).toEqual([])
+        const request = requestSpan("/message-received")
+        expect(traceOf(request)).toBe(sampled)
+        expect(request.parentSpanContext?.spanId).toBe("00f067aa0ba902b7")
+        for (const name of ["Conversations.ingest", "Job.generate_reply", "AiReplies.reply", "Job.deliver_event", "sql.execute"]) {
+          expect(named(name, sampled).length).toBeGreaterThanOrEqual(1)
+        }
+      }))
+
+    it.effect("each retry is its own span with its attempt number and next retry", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver((_, index) => ({ status: index === 0 ? 503 : 200 }))
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -103,7 +143,7 @@ describe("telemetry", () => {
         expect(attempts[1]!.attributes["delivery.next_retry_at"]).toBeUndefined()
       }))
 
-    it.scoped("metrics count requests, jobs, deliveries and the end-to-end latency", () =>
+    it.effect("metrics count requests, jobs, deliveries and the end-to-end latency", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
@@ -125,7 +165,7 @@ describe("telemetry", () => {
         expect(total("parley.ai.duration", { provider: "embedded" })).toBeGreaterThanOrEqual(1)
       }))
 
-    it.scoped("no token, secret or message text in any span attribute; access_token is redacted", () =>
+    it.effect("no token, secret or message text in any span attribute; access_token is redacted", () =>
       Effect.gen(function*() {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })

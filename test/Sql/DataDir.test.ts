@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -12,7 +12,7 @@ import { usingPostgres } from "../support/Database.js"
 /** The embedded database as `npm start` opens it: a data folder, created on first use. */
 const embedded = (dataDir: string, settings: ReadonlyArray<readonly [string, string]> = []) =>
   SqlLive.pipe(
-    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["PARLEY_DATA_DIR", dataDir], ...settings]))))
+    Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord(Object.fromEntries([["PARLEY_DATA_DIR", dataDir], ...settings]))))
   )
 
 // Database-independent (it opens its own embedded database): once is enough.

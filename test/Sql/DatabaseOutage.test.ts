@@ -5,22 +5,23 @@
  * edge) that can refuse connections or swallow every byte. PostgreSQL only: the embedded database is
  * in the process and cannot become unreachable.
  */
-import { HttpClient } from "@effect/platform"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlError from "@effect/sql/SqlError"
+import { HttpClient } from "effect/http"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlError from "effect/sql/SqlError"
 import { describe, expect, it, layer } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { makeApp } from "../../src/App.js"
 import { DatabaseUnavailable } from "../../src/Domain/Errors.js"
-import { isConnectionFailure } from "../../src/Sql.js"
+import { isConnectionFailure, isDatabaseUnavailable } from "../../src/Sql.js"
 import { ADMIN_TOKEN, bodyAs, call, DetailBody, makeTenant, type Reply, TestConfig, TestServer } from "../support/App.js"
 import { postgresAddress, postgresTest, usingPostgres } from "../support/Database.js"
 import { type TcpProxy, tcpProxy } from "../support/TcpProxy.js"
 
-class Proxy extends Context.Tag("test/Proxy")<Proxy, TcpProxy>() {}
+class Proxy extends Context.Service<Proxy, TcpProxy>()("test/Proxy") {}
 
 const timeouts = {
   // Longer than the readiness probe's 2 s: the probe must not wait for it.
@@ -30,7 +31,7 @@ const timeouts = {
   idleInTransaction: Duration.seconds(60)
 }
 
-const OutageApp = Layer.unwrapScoped(
+const OutageApp = Layer.unwrap(
   Effect.gen(function*() {
     const { host, port } = postgresAddress()
     const proxy = yield* tcpProxy(host, port)
@@ -44,7 +45,7 @@ const OutageApp = Layer.unwrapScoped(
 /** A call, how long it took, and a bound on it: a hang fails the test instead of stalling it. */
 const timed = (effect: Effect.Effect<Reply, never, HttpClient.HttpClient>) =>
   effect.pipe(
-    Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("no answer within 15 s") }),
+    Effect.timeoutOrElse({ duration: "15 seconds", orElse: () => Effect.fail(new Error("no answer within 15 s")) }),
     Effect.timed,
     Effect.map(([elapsed, reply]) => ({ reply, ms: Math.round(Duration.toMillis(elapsed)) }))
   )
@@ -57,26 +58,36 @@ const expectUnavailable = (reply: Reply) =>
   })
 
 describe("connection failures are told apart from other database errors", () => {
-  it("by the network's codes, PostgreSQL's SQLSTATEs and node-postgres's own messages", () => {
-    const failure = (cause: unknown) => new SqlError.SqlError({ message: "Failed to execute statement", cause })
+  // What the driver (@effect/sql-pg's own wire-protocol client) fails with: a SqlError whose reason is
+  // classified (a ConnectionError for the network and the connection, a StatementTimeoutError for
+  // 57014, another reason for the rest), its cause the network's error or PostgreSQL's fields (`code`).
+  it("by the network's codes, PostgreSQL's SQLSTATEs and the driver's own verdicts", () => {
+    const failure = (cause: unknown) =>
+      new SqlError.SqlError({ reason: new SqlError.UnknownError({ cause, message: "Failed to execute statement" }) })
+    const connection = (message: string, cause: unknown = new Error(message)) =>
+      new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause, message: `PgConnection: ${message}` }) })
     const coded = (message: string, code: string) => Object.assign(new Error(message), { code })
     expect([
       failure(coded("connect ECONNREFUSED 127.0.0.1:1", "ECONNREFUSED")),
       failure(new AggregateError([coded("connect ECONNREFUSED ::1:1", "ECONNREFUSED")])),
-      failure(new Error("timeout exceeded when trying to connect")),
-      failure(new Error("Connection terminated due to connection timeout")),
-      failure(new Error("Query read timeout")),
+      connection("Connection timed out"),
+      connection("Connection closed"),
+      connection("Socket error", coded("PostgreSQL sent nothing for 4000 ms", "ETIMEDOUT")),
       failure(coded("terminating connection due to administrator command", "57P01")),
-      failure(coded("canceling statement due to statement timeout", "57014")),
+      new SqlError.SqlError({
+        reason: new SqlError.StatementTimeoutError({ cause: coded("canceling statement due to statement timeout", "57014") })
+      }),
       failure(coded("connection failure", "08006")),
       new DatabaseUnavailable({ detail: "down" })
     ].map((error) => isConnectionFailure(error))).toEqual(Array(9).fill(true))
     expect([
       failure(coded("duplicate key value violates unique constraint", "23505")),
       failure(coded("syntax error", "42601")),
-      failure(new Error("something else")),
-      new Error("Connection terminated")
-    ].map((error) => isConnectionFailure(error))).toEqual([false, false, false, true])
+      failure(new Error("something else"))
+    ].map((error) => isConnectionFailure(error))).toEqual([false, false, false])
+    // The same failures as defects (`Effect.orDie`): a connection failure is still told apart.
+    expect(isDatabaseUnavailable(Cause.die(connection("Connection closed")))).toBe(true)
+    expect(isDatabaseUnavailable(Cause.die(failure(coded("syntax error", "42601"))))).toBe(false)
   })
 })
 

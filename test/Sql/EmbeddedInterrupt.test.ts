@@ -1,5 +1,5 @@
 import { describe, expect, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { PGliteTest } from "../support/Database.js"
@@ -21,7 +21,7 @@ describe("embedded database: an interrupted statement", () => {
         }).pipe(sql.withTransaction)
         let slowest = 0
         for (let round = 0; round < 10; round++) {
-          const fiber = yield* Effect.fork(work)
+          const fiber = yield* Effect.forkChild(work)
           yield* Effect.sleep(`${5 + round * 3} millis`)
           const started = Date.now()
           yield* Fiber.interrupt(fiber)

@@ -1,5 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PGlite } from "@electric-sql/pglite"
 import * as Effect from "effect/Effect"
 import { readdirSync } from "node:fs"

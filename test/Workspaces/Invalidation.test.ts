@@ -14,14 +14,14 @@ import { TestDatabase, usingPostgres } from "../support/Database.js"
 import { eventually } from "../support/Eventually.js"
 
 /** A `Workspaces` service of its own (its own caches and listening connection), as another instance has. */
-const instance = Effect.map(Layer.build(Workspaces.Default), Context.get(Workspaces))
+const instance = Effect.map(Layer.build(Workspaces.layer), Context.get(Workspaces))
 
 describe("cache invalidation across instances", () => {
   layer(TestDatabase.pipe(Layer.provide(TestConfig({ PARLEY_TOKEN_CACHE_TTL: "1 minute" })), Layer.orDie), {
     excludeTestServices: true,
     timeout: 60_000
   })((it) => {
-    it.scoped.skipIf(!usingPostgres)("a revoked token and a deleted workspace's tokens stop working on the other instance at once", () =>
+    it.effect.skipIf(!usingPostgres)("a revoked token and a deleted workspace's tokens stop working on the other instance at once", () =>
       Effect.gen(function*() {
         const a = yield* instance
         const b = yield* instance

@@ -2,7 +2,8 @@
  * Layers a test composes: Parley's HTTP app on a test server (random port) over the test database,
  * with test configuration, plus helpers to call it raw (exact wire shapes) or through the typed client.
  */
-import { HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { HttpApiClient } from "effect/http-api"
+import { HttpClient, HttpClientRequest, HttpServer } from "effect/http"
 import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -21,9 +22,9 @@ export const ADMIN_TOKEN = "padm_test-admin-token"
 
 /** Test configuration; `overrides` win, then the process environment. */
 export const TestConfig = (overrides: Record<string, string> = {}) =>
-  Layer.setConfigProvider(
-    ConfigProvider.fromMap(
-      new Map(Object.entries({
+  ConfigProvider.layer(
+    ConfigProvider.orElse(
+      ConfigProvider.fromEnvRecord({
         PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
         PARLEY_RATE_LIMIT: "0",
         PARLEY_SEED_DEMO: "false",
@@ -33,14 +34,14 @@ export const TestConfig = (overrides: Record<string, string> = {}) =>
         LOG_REQUESTS: "false",
         PARLEY_DATA_DIR: mkdtempSync(join(tmpdir(), "parley-test-")),
         ...overrides
-      }))
-    ).pipe(ConfigProvider.orElse(() => ConfigProvider.fromEnv()))
+      }),
+      ConfigProvider.fromEnv()
+    )
   )
 
 /** Parley's Node server (`src/NodeServer.ts`) on a random port, with an `HttpClient` aimed at it. */
 export const TestServer = HttpServer.layerTestClient.pipe(
-  Layer.provide(NodeHttpClient.layerWithoutAgent),
-  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+  Layer.provide(NodeHttpClient.layerNodeHttpOptions({ keepAlive: false })),
   Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0 }))
 )
 
@@ -96,7 +97,7 @@ export const call = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, op
     let request = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(options.headers ?? {}))
     if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
     if (options.raw !== undefined) request = HttpClientRequest.bodyText(request, options.raw, "application/json")
-    else if (options.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.body)
+    else if (options.body !== undefined) request = HttpClientRequest.bodyJsonUnsafe(request, options.body)
     const response = yield* client.execute(request)
     const text = yield* response.text
     return {
@@ -111,8 +112,8 @@ export const call = (method: "GET" | "POST" | "PUT" | "DELETE", path: string, op
  * the JSON exactly as sent (timestamps as strings) with its types, and a body of another shape fails the
  * test with the body in the message. `reply.pipe(bodyAs(MessageReceived))`, or an error shape below.
  */
-export const bodyAs = <A, I>(schema: Schema.Schema<A, I>) => (reply: Reply) =>
-  Schema.decodeUnknown(Schema.encodedSchema(schema), { onExcessProperty: "error" })(reply.body).pipe(
+export const bodyAs = <S extends Schema.Top>(schema: S) => (reply: Reply) =>
+  Schema.decodeUnknownEffect(Schema.toEncoded(schema), { onExcessProperty: "error" })(reply.body).pipe(
     Effect.map((body) => ({ ...reply, body })),
     Effect.mapError((error) => new Error(`Body of a ${reply.status} does not match: ${error.message}\n${JSON.stringify(reply.body)}`)),
     Effect.orDie
@@ -148,7 +149,7 @@ export const makeTenant = (
     })
     const workspace = yield* admin.admin.createWorkspace({ payload: { name: "Test workspace" } })
     const integration = yield* admin.admin.createIntegration({
-      path: { workspaceId: workspace.id },
+      params: { workspaceId: workspace.id },
       payload: {
         name: "Test integration",
         integration: options.integration ?? "api",

@@ -2,7 +2,7 @@
  * The `parley` CLI run in-process through its own command runner against Parley on a real port (it talks
  * to the admin API over fetch, as it does from a shell), with what it prints captured from its `Console`.
  */
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { cli } from "../../src/Cli.js"
@@ -19,17 +19,17 @@ export interface Run {
 export const parley = (...args: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const server = yield* HttpServer.HttpServer
-    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+    const port = server.address._tag !== "UnixPathAddress" ? server.address.port : 0
     const out: Array<string> = []
     const err: Array<string> = []
     const before = process.exitCode
     process.exitCode = 0
-    const run = Console.consoleWith((base) =>
-      Console.withConsole(cli(["node", "parley", ...args, "--url", `http://127.0.0.1:${port}`, "--admin-token", ADMIN_TOKEN]), {
-        ...base,
-        log: (...items: ReadonlyArray<unknown>) => Effect.sync(() => void out.push(items.map(String).join(" "))),
-        error: (...items: ReadonlyArray<unknown>) => Effect.sync(() => void err.push(items.map(String).join(" ")))
-      })
+    const captured: Console.Console = Object.assign(Object.create(console), {
+      log: (...items: ReadonlyArray<unknown>) => void out.push(items.map(String).join(" ")),
+      error: (...items: ReadonlyArray<unknown>) => void err.push(items.map(String).join(" "))
+    })
+    const run = cli(["node", "parley", ...args, "--url", `http://127.0.0.1:${port}`, "--admin-token", ADMIN_TOKEN]).pipe(
+      Effect.provideService(Console.Console, captured)
     )
     const exit = yield* Effect.exit(run)
     const exitCode = Number(process.exitCode ?? 0)

@@ -2,9 +2,10 @@
  * The database a test file runs on: PGlite loaded from the migrated snapshot, or, in the `postgres`
  * project, a fresh database created on `TEST_DATABASE_URL`'s server, migrated, and dropped afterwards.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -39,7 +40,7 @@ const onServer = <A, E>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, E>) =>
 export const postgresTest = (
   options: { readonly via?: number; readonly timeouts?: DatabaseTimeouts } = {}
 ) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const name = `parley_test_${randomBytes(6).toString("hex")}`
       yield* Effect.acquireRelease(
@@ -61,7 +62,15 @@ export const postgresAddress = () => {
   return { host: url.hostname, port: Number(url.port === "" ? "5432" : url.port) }
 }
 
+/**
+ * The connection pool (sql-pg 4) reaps idle connections on a loop on the Effect clock: on a test's
+ * TestClock, `TestClock.setTime` to a date years away would run years of that loop (one per minute of
+ * test time). Its waits are wall-clock waits on the network, whatever clock the app runs on.
+ */
+const onLiveClock = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.provide(layer, Layer.succeed(Clock.Clock, Clock.Clock.defaultValue()))
+
 /** The database of this test project. */
-export const TestDatabase: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseKind, unknown> = usingPostgres
-  ? PostgresTest
-  : PGliteTest
+export const TestDatabase: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabaseKind, unknown> = onLiveClock(
+  usingPostgres ? PostgresTest : PGliteTest
+)

@@ -16,7 +16,7 @@ export const eventually = <A, E, R>(
       const value = yield* check
       if (predicate(value)) return value
       if (Date.now() > deadline) {
-        return yield* Effect.dieMessage(`Timed out after ${timeoutMs} ms; last seen: ${JSON.stringify(value)}`)
+        return yield* Effect.die(`Timed out after ${timeoutMs} ms; last seen: ${JSON.stringify(value)}`)
       }
       yield* Effect.sleep("25 millis")
     }

@@ -13,7 +13,7 @@ const unimplemented = (service: string, method: PropertyKey) => {
 }
 
 /** A layer of `tag` whose service is `implementation`; anything else it is asked for dies. */
-export const makeTestLayer = <I, S extends object>(tag: Context.Tag<I, S>) => (implementation: Partial<S>): Layer.Layer<I> =>
+export const makeTestLayer = <I, S extends object>(tag: Context.Key<I, S>) => (implementation: Partial<S>): Layer.Layer<I> =>
   Layer.succeed(
     tag,
     new Proxy(Object.assign({}, implementation) as S, {

@@ -5,9 +5,10 @@
  * every request is recorded (path, headers, raw and parsed body). An empty queue answers 500 with a
  * body saying so, so a test that under-scripts fails loudly.
  *
- * The answer shapes are copied from the clients' own schemas (`@effect/ai-openai` Generated
- * `CreateChatCompletionResponse` / `Response`, `@effect/ai-anthropic` Generated `BetaMessage` and
- * `BetaErrorResponse`) and from the vendors' documented examples, fields the clients ignore included.
+ * The answer shapes are complete: copied from the vendor SDKs' generated schemas (`@effect/ai-openai`
+ * `CreateChatCompletionResponse` / `Response`, `@effect/ai-anthropic` `BetaMessage` and
+ * `BetaErrorResponse`) and from the vendors' documented examples, fields Parley's adapters ignore
+ * included.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -60,7 +61,7 @@ export const makeLlmServer: Effect.Effect<LlmServer, never, Scope.Scope> = Effec
   const queue: Array<Scripted> = []
   const sockets = new Set<Socket>()
   const server = yield* Effect.acquireRelease(
-    Effect.async<http.Server>((resume) => {
+    Effect.callback<http.Server>((resume) => {
       const server = http.createServer((req, res) => {
         const chunks: Array<Buffer> = []
         req.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -108,7 +109,7 @@ export const makeLlmServer: Effect.Effect<LlmServer, never, Scope.Scope> = Effec
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
     }),
     (server) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resume(Effect.void))
       })
@@ -126,7 +127,7 @@ export const makeLlmServer: Effect.Effect<LlmServer, never, Scope.Scope> = Effec
 })
 
 /** A base URL on which nothing listens (connection refused). */
-export const refusedBaseUrl: Effect.Effect<string> = Effect.async<string>((resume) => {
+export const refusedBaseUrl: Effect.Effect<string> = Effect.callback<string>((resume) => {
   const probe = http.createServer()
   probe.listen(0, "127.0.0.1", () => {
     const address = probe.address()
@@ -420,20 +421,20 @@ const ChatBody = Schema.Struct({
 const ResponsesBody = Schema.Struct({
   model: Schema.String,
   store: Schema.optional(Schema.Boolean),
-  input: Schema.Array(Schema.Union(
-    Schema.Struct({ role: Schema.String, content: Schema.Union(Schema.String, Schema.Array(Text)) }),
+  input: Schema.Array(Schema.Union([
+    Schema.Struct({ role: Schema.String, content: Schema.Union([Schema.String, Schema.Array(Text)]) }),
     Schema.Struct({ type: Schema.Literal("function_call"), call_id: Schema.String, name: Schema.String, arguments: Schema.String }),
     Schema.Struct({ type: Schema.Literal("function_call_output"), call_id: Schema.String, output: Schema.String })
-  )),
+  ])),
   tools: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, description: Schema.String }))),
   tool_choice: Schema.optional(Schema.Unknown)
 })
 
-const AnthropicBlock = Schema.Union(
+const AnthropicBlock = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
   Schema.Struct({ type: Schema.Literal("tool_use"), id: Schema.String, name: Schema.String, input: Schema.Unknown }),
   Schema.Struct({ type: Schema.Literal("tool_result"), tool_use_id: Schema.String, content: Schema.String })
-)
+])
 
 const AnthropicBody = Schema.Struct({
   model: Schema.String,

@@ -3,7 +3,7 @@
  * and headers) and answers what the test says, per request.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as http from "node:http"
 import { MessageJson } from "../../src/Domain/Conversation.js"
@@ -41,7 +41,7 @@ export const makeReceiver = (responder: Responder = () => ({ status: 200 })) =>
     const requests: Array<Received> = []
     let respond = responder
     const server = yield* Effect.acquireRelease(
-      Effect.async<http.Server>((resume) => {
+      Effect.callback<http.Server>((resume) => {
         const server = http.createServer((req, res) => {
           const chunks: Array<Buffer> = []
           req.on("data", (chunk: Buffer) => chunks.push(chunk))
@@ -66,7 +66,7 @@ export const makeReceiver = (responder: Responder = () => ({ status: 200 })) =>
         })
       }),
       (server) =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           server.closeAllConnections()
           server.close(() => resume(Effect.void))
         })
@@ -91,7 +91,7 @@ export const makeReceiver = (responder: Responder = () => ({ status: 200 })) =>
  * The envelope of every webhook Parley sends (docs/webhooks.md, built in src/Delivery/Events.ts), with
  * the schemas of its `event` and its `data`.
  */
-export const Envelope = <E, EI, D, DI>(event: Schema.Schema<E, EI>, data: Schema.Schema<D, DI>) =>
+export const Envelope = <E extends Schema.Top, D extends Schema.Top>(event: E, data: D) =>
   Schema.Struct({
     event,
     eventId: EventId,
@@ -114,10 +114,10 @@ export const SendMessages = Envelope(Schema.Literal("send_messages"), Schema.Str
  * encoded side, no other key allowed; a body of another shape fails the test with the body in the message.
  * Synchronous, for responders and filters.
  */
-export const webhookBody = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownEither(Schema.encodedSchema(schema), { onExcessProperty: "error" })
-  return (request: Received): I =>
-    Either.getOrThrowWith(
+export const webhookBody = <S extends Schema.Codec<unknown, unknown>>(schema: S) => {
+  const decode = Schema.decodeUnknownResult(Schema.toEncoded(schema), { onExcessProperty: "error" })
+  return (request: Received): S["Encoded"] =>
+    Result.getOrThrowWith(
       decode(JSON.parse(request.body)),
       (error) => new Error(`Webhook body does not match: ${error.message}\n${request.body}`)
     )

@@ -21,9 +21,9 @@ export const LogRecord = Schema.Struct({
   logLevel: Schema.String,
   timestamp: Schema.String,
   cause: Schema.optional(Schema.String),
-  annotations: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  annotations: Schema.Record(Schema.String, Schema.Unknown)
 })
-const decodeRecord = Schema.decodeUnknownSync(Schema.parseJson(LogRecord))
+const decodeRecord = Schema.decodeUnknownSync(Schema.fromJsonString(LogRecord))
 
 /** Every line of stdout as a record; a line that is not one fails the test, naming it. */
 export const recordsOf = (stdout: string) =>

@@ -56,19 +56,19 @@ export const tcpProxy = (targetHost: string, targetPort: number) =>
 
     let server = net.createServer(accept)
     const listen = (port: number) =>
-      Effect.async<number>((resume) => {
+      Effect.callback<number>((resume) => {
         server.listen(port, "127.0.0.1", () => {
           const address = server.address()
           resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : port))
         })
       })
-    const closeServer = Effect.async<void>((resume) => {
+    const closeServer = Effect.callback<void>((resume) => {
       if (!server.listening) return resume(Effect.void)
       server.close(() => resume(Effect.void))
     })
     const port = yield* listen(0)
     yield* Effect.addFinalizer(() =>
-      Effect.zipRight(Effect.sync(() => pairs.forEach(close)), closeServer)
+      Effect.andThen(Effect.sync(() => pairs.forEach(close)), closeServer)
     )
 
     const forward = Effect.gen(function*() {

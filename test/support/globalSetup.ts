@@ -27,7 +27,7 @@ export default async function setup(project: TestProject) {
   if (!existsSync(path)) {
     const db = await PGlite.create()
     const dump = await Effect.runPromise(
-      Effect.zipRight(migrate, Effect.promise(() => db.dumpDataDir("gzip"))).pipe(
+      Effect.andThen(migrate, Effect.promise(() => db.dumpDataDir("gzip"))).pipe(
         Effect.provide(layerPGlite(Effect.succeed(db))),
         Effect.orDie
       )

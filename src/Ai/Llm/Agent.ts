@@ -1,5 +1,5 @@
 /**
- * The support agent: a bounded tool loop over an `@effect/ai` `LanguageModel` (built per call from the
+ * The support agent: a bounded tool loop over an `effect/ai` `LanguageModel` (built per call from the
  * request's `ModelSettings`), plus the plain model calls for a conversation's title and summary.
  *
  * The loop: at most `maxTurns` model calls. A turn that calls `escalate_to_human` or
@@ -8,13 +8,16 @@
  * answered and the model is called again. When the turns run out, or the model answers with nothing,
  * the reply is honest about it: a hand-over when `escalation` is allowed, otherwise `FALLBACK_TEXT`.
  */
-import * as AiError from "@effect/ai/AiError"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import * as Prompt from "@effect/ai/Prompt"
-import { CurrentSpanTransformer, type SpanTransformer } from "@effect/ai/Telemetry"
-import * as HttpClient from "@effect/platform/HttpClient"
+import * as AiError from "effect/ai/AiError"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import { CurrentSpanTransformer, type SpanTransformer } from "effect/ai/Telemetry"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as AppConfig from "../../Config.js"
 import type {
@@ -71,7 +74,7 @@ type RecordedAction =
  * `gen_ai.response.finish_reasons` on the model call's span, where the provider module left it out
  * (the Responses API model sets it only for incomplete answers). Every other GenAI attribute
  * (`gen_ai.system`, `gen_ai.request.model`, `gen_ai.operation.name`, `gen_ai.usage.*`) is set by the
- * provider modules and not repeated.
+ * provider modules (`Wire.annotate`) and not repeated.
  */
 const fillFinishReasons: SpanTransformer = ({ response, span }) => {
   if (span.attributes.has("gen_ai.response.finish_reasons")) return
@@ -79,25 +82,40 @@ const fillFinishReasons: SpanTransformer = ({ response, span }) => {
   if (finish !== undefined) span.attribute("gen_ai.response.finish_reasons", [finish.reason])
 }
 
-const addUsage = (total: Ref.Ref<Usage>, usage: { readonly inputTokens: number | undefined; readonly outputTokens: number | undefined }) =>
+/** Adds a model call's tokens: every input token (cached ones included) and every output token. */
+const addUsage = (total: Ref.Ref<Usage>, usage: Response.Usage) =>
   Ref.update(total, (sum) => ({
-    inputTokens: sum.inputTokens + (usage.inputTokens ?? 0),
-    outputTokens: sum.outputTokens + (usage.outputTokens ?? 0)
+    inputTokens: sum.inputTokens + (usage.inputTokens.total ?? 0),
+    outputTokens: sum.outputTokens + (usage.outputTokens.total ?? 0)
   }))
+
+/**
+ * A tool call's own span, `Toolkit.handle` with the tool's name and arguments, a child of the model
+ * call that asked for it (Effect's toolkit runs handlers without a span of their own).
+ */
+const toolSpan = (tool: Prompts.ToolName, parameters: unknown) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.withSpan(effect, "Toolkit.handle", { attributes: { tool, parameters } })
 
 /** A failed call still reports the tokens its earlier model calls used. */
 const reportingUsage = (usage: Ref.Ref<Usage>) => <A>(effect: Effect.Effect<A, AiUnavailable>) =>
-  Effect.catchAll(effect, (error) => Effect.flatMap(Ref.get(usage), (used) => Effect.fail(withUsage(error, used))))
+  Effect.catch(effect, (error: AiUnavailable) => Effect.flatMap(Ref.get(usage), (used) => Effect.fail(withUsage(error, used))))
 
 export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     // Only the HTTP client is kept from construction: the caller's span and services stay the caller's.
     const httpClient = yield* HttpClient.HttpClient
 
-    /** Runs `effect` with the request's own model; never a client built for other settings. */
-    const withModel = <A, E>(settings: ModelSettings, effect: Effect.Effect<A, E, LanguageModel.LanguageModel>) =>
+    /**
+     * Runs `effect` with the request's own model; never a client built for other settings. `toolNames`:
+     * the tools the effect's toolkit can run (a call of another one is unreadable output).
+     */
+    const withModel = <A, E>(
+      settings: ModelSettings,
+      effect: Effect.Effect<A, E, LanguageModel.LanguageModel>,
+      toolNames?: ReadonlyArray<string>
+    ) =>
       effect.pipe(
-        Effect.provide(languageModelLayer(settings)),
+        Effect.provide(languageModelLayer(settings, toolNames)),
         Effect.provideService(CurrentSpanTransformer, fillFinishReasons),
         Effect.provideService(HttpClient.HttpClient, httpClient)
       )
@@ -114,26 +132,35 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
           const registry = makeRegistry()
           const retrieved = features.preemptiveRetrieval ? request.retrieved.map(registry.add) : []
           const actions = yield* Ref.make<ReadonlyArray<RecordedAction>>([])
-          const record = (action: RecordedAction) =>
+          const record = (action: RecordedAction): Effect.Effect<typeof Prompts.ActionResult.Type> =>
             Ref.update(actions, (recorded) => [...recorded, action]).pipe(Effect.as({ status: "done" } as const))
-          const unavailable = Effect.succeed({ status: "unavailable" } as const)
+          const unavailable: Effect.Effect<typeof Prompts.ActionResult.Type> = Effect.succeed({ status: "unavailable" })
 
           const handlers = Prompts.SupportToolkit.of({
-            search_knowledge: ({ query }) =>
-              request.tools.searchKnowledge(query).pipe(
-                Effect.map((found) => ({ passages: found.slice(0, MAX_SEARCH_RESULTS).map(registry.add) }))
+            search_knowledge: (parameters) =>
+              request.tools.searchKnowledge(parameters.query).pipe(
+                Effect.map((found) => ({ passages: found.slice(0, MAX_SEARCH_RESULTS).map(registry.add) })),
+                toolSpan(Prompts.ToolName.searchKnowledge, parameters)
               ),
             // The tools below are only offered with their flag; a model that calls one anyway is told no.
-            escalate_to_human: ({ message, reason, summary }) =>
-              features.escalation ? record({ _tag: "Escalate", reason, summary, message }) : unavailable,
-            close_conversation: ({ message, summary }) =>
-              features.closeTicket ? record({ _tag: "Close", summary, message }) : unavailable,
-            get_past_conversations: () =>
-              features.getPastConversationsTool
+            escalate_to_human: (parameters) =>
+              (features.escalation ? record({ _tag: "Escalate", ...parameters }) : unavailable).pipe(
+                toolSpan(Prompts.ToolName.escalateToHuman, parameters)
+              ),
+            close_conversation: (parameters) =>
+              (features.closeTicket ? record({ _tag: "Close", ...parameters }) : unavailable).pipe(
+                toolSpan(Prompts.ToolName.closeConversation, parameters)
+              ),
+            get_past_conversations: (parameters) =>
+              (features.getPastConversationsTool
                 ? request.tools.pastConversations().pipe(Effect.map((conversations) => ({ conversations })))
-                : Effect.succeed({ conversations: [] })
+                : Effect.succeed({ conversations: [] })).pipe(
+                  toolSpan(Prompts.ToolName.getPastConversations, parameters)
+                )
           })
-          const toolkit = yield* Effect.provide(Prompts.SupportToolkit, yield* Prompts.SupportToolkit.toContext(handlers))
+          const toolkit = yield* Prompts.SupportToolkit.pipe(
+            Effect.provideContext(yield* Prompts.SupportToolkit.toHandlers(handlers))
+          )
           const offered = Prompts.offeredTools(features)
 
           const finish = (text: string, action: AgentAction, turns: number) =>
@@ -175,7 +202,7 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
           while (turns < maxTurns) {
             const response = yield* withRetries(
               Ref.set(actions, []).pipe(
-                Effect.zipRight(model.generateText({ prompt, toolkit, toolChoice: { mode: "auto", oneOf: offered } })),
+                Effect.andThen(model.generateText({ prompt, toolkit, toolChoice: { mode: "auto", oneOf: offered } })),
                 Effect.tap((response) => addUsage(usage, response.usage))
               ),
               { settings, policy, budget }
@@ -203,7 +230,7 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
               ending = Prompts.NO_ANSWER_REASON
               break
             }
-            prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
+            prompt = Prompt.concat(prompt, Prompt.fromResponseParts(response.content))
           }
           yield* Effect.logWarning("The agent ended without an answer").pipe(
             Effect.annotateLogs({ "parley.ai.turns": turns, reason: ending })
@@ -215,7 +242,8 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
               summary: Prompts.fallbackSummary(request.unanswered)
             }, turns)
             : finish(Prompts.FALLBACK_TEXT, { _tag: "Answer" }, turns)
-        })
+        }),
+        Object.keys(Prompts.SupportToolkit.tools)
       ).pipe(
         Effect.withSpan("Agent.reply", {
           attributes: { "parley.ai.provider": settings.provider, "parley.ai.model": settings.model }
@@ -242,10 +270,10 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
               Effect.tap((response) => addUsage(usage, response.usage)),
               Effect.map((response) => clean(response.text)),
               Effect.filterOrFail((text) => text !== "", () =>
-                new AiError.MalformedOutput({
+                AiError.make({
                   module: "Agent",
                   method: name,
-                  description: "The model answered with an empty text"
+                  reason: new AiError.InvalidOutputError({ description: "The model answered with an empty text" })
                 }))
             ),
             { settings: request.settings, policy, budget }
@@ -281,6 +309,9 @@ export const RetryPolicyConfig = Effect.gen(function*() {
   } satisfies RetryPolicy
 })
 
-export class Agent extends Effect.Service<Agent>()("Parley/Ai/Agent", {
-  effect: Effect.flatMap(RetryPolicyConfig, makeAgent)
-}) {}
+export class Agent extends Context.Service<Agent, AgentService>()("Parley/Ai/Agent", {
+  make: Effect.flatMap(RetryPolicyConfig, makeAgent)
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(this, this.make)
+  static readonly layer = this.layerWithoutDependencies
+}

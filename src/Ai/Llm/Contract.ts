@@ -6,20 +6,20 @@
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
-export const Provider = Schema.Literal("openai", "anthropic")
+export const Provider = Schema.Literals(["openai", "anthropic"])
 export type Provider = typeof Provider.Type
 
 /**
  * `chat` = `POST {base}/chat/completions` (what OpenAI-compatible servers speak: vLLM, Ollama,
  * llama.cpp, LiteLLM); `responses` = OpenAI's Responses API (`POST {base}/responses`).
  */
-export const OpenAiApi = Schema.Literal("chat", "responses")
+export const OpenAiApi = Schema.Literals(["chat", "responses"])
 export type OpenAiApi = typeof OpenAiApi.Type
 
 /** Which model a call uses. Built per call: one workspace's key is never used for another. */
 export const ModelSettings = Schema.Struct({
   provider: Provider,
-  model: Schema.NonEmptyTrimmedString,
+  model: Schema.Trimmed.check(Schema.isNonEmpty()),
   /** Empty for servers that take no key (a local Ollama): then no credential header is sent. */
   apiKey: Schema.Redacted(Schema.String),
   /**
@@ -42,7 +42,7 @@ export const Passage = Schema.Struct({
 })
 export type Passage = typeof Passage.Type
 
-export const HistoryRole = Schema.Literal("human", "ai", "agent", "system")
+export const HistoryRole = Schema.Literals(["human", "ai", "agent", "system"])
 export type HistoryRole = typeof HistoryRole.Type
 
 export const HistoryMessage = Schema.Struct({
@@ -104,13 +104,13 @@ export interface AgentRequest {
   readonly maxTurns: number
 }
 
-export const AgentAction = Schema.Union(
+export const AgentAction = Schema.Union([
   Schema.TaggedStruct("Answer", {}),
   /** Hand the conversation to a person: `reason` says why, `summary` is for the human agent. */
   Schema.TaggedStruct("Escalate", { reason: Schema.String, summary: Schema.String }),
   /** The customer's issue is resolved: close the conversation. */
   Schema.TaggedStruct("Close", { summary: Schema.String })
-)
+])
 export type AgentAction = typeof AgentAction.Type
 
 export const Usage = Schema.Struct({ inputTokens: Schema.Int, outputTokens: Schema.Int })

@@ -1,75 +1,107 @@
 /**
- * An `@effect/ai` `LanguageModel` over OpenAI's chat-completions API (`POST {base}/chat/completions`),
- * the common ground of OpenAI-compatible servers (vLLM, Ollama, llama.cpp, LiteLLM). The library's own
- * `OpenAiLanguageModel` only speaks the Responses API. Tool handling stays in `@effect/ai`: this module
- * only converts prompts, tools and answers to and from the wire.
+ * An `effect/ai` `LanguageModel` over OpenAI's chat-completions API (`POST {base}/chat/completions`),
+ * the common ground of OpenAI-compatible servers (vLLM, Ollama, llama.cpp, LiteLLM). Tool handling
+ * stays in `effect/ai`: this module only converts prompts, tools and answers to and from the wire.
  *
- * It sends through `OpenAiClient` (base URL, bearer key, HTTP errors as `AiError`), but reads the answer
- * with its own lenient schema: the generated `CreateChatCompletionResponse` requires fields that
- * compatible servers leave out (`message.refusal`, `choices[].logprobs`) and only OpenAI's own
- * `finish_reason` words, so Ollama's and llama.cpp's answers would fail to decode.
+ * It sends through the shared HTTP client (`Wire.ts`: base URL, bearer key, HTTP failures as
+ * `AiError`), and reads the answer with its own lenient schema: compatible servers leave out fields
+ * OpenAI's own answers carry (`message.refusal`, `choices[].logprobs`) and use other `finish_reason`
+ * words, so a strict reading of OpenAI's format would refuse Ollama's and llama.cpp's answers.
  */
-import * as AiError from "@effect/ai/AiError"
-import * as IdGenerator from "@effect/ai/IdGenerator"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import type * as Prompt from "@effect/ai/Prompt"
-import type * as Response from "@effect/ai/Response"
-import { addGenAIAnnotations } from "@effect/ai/Telemetry"
-import * as Tool from "@effect/ai/Tool"
-import type * as Generated from "@effect/ai-openai/Generated"
-import { OpenAiClient } from "@effect/ai-openai/OpenAiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as AiError from "effect/ai/AiError"
+import * as IdGenerator from "effect/ai/IdGenerator"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import type * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
 import * as Arr from "effect/Array"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Span } from "effect/Tracer"
+import * as Wire from "./Wire.js"
 
-type ChatRequest = typeof Generated.CreateChatCompletionRequest.Encoded
-type ChatMessage = typeof Generated.ChatCompletionRequestMessage.Encoded
-type ChatTool = typeof Generated.ChatCompletionTool.Encoded
-type ChatToolChoice = typeof Generated.ChatCompletionToolChoiceOption.Encoded
+const MODULE = "OpenAiChat"
+
+// ---------------------------------------------------------------------------------------------------
+// The request, as Parley sends it
+// ---------------------------------------------------------------------------------------------------
+
+export interface ChatToolCall {
+  readonly id: string
+  readonly type: "function"
+  readonly function: { readonly name: string; readonly arguments: string }
+}
+
+export type ChatMessage =
+  | { readonly role: "system"; readonly content: string }
+  | { readonly role: "user"; readonly content: string }
+  | { readonly role: "assistant"; readonly content: string | null; readonly tool_calls?: ReadonlyArray<ChatToolCall> }
+  | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
+
+export interface ChatTool {
+  readonly type: "function"
+  readonly function: {
+    readonly name: string
+    readonly description?: string
+    readonly parameters: JsonSchema.JsonSchema
+  }
+}
+
+export type ChatToolChoice =
+  | "none"
+  | "auto"
+  | "required"
+  | { readonly type: "function"; readonly function: { readonly name: string } }
+
+export interface ChatRequest {
+  readonly model: string
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly tools?: ReadonlyArray<ChatTool>
+  readonly tool_choice?: ChatToolChoice
+  readonly max_tokens?: number
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The answer, as far as Parley reads it
+// ---------------------------------------------------------------------------------------------------
+
+/** Absent, `undefined` or `null` alike: compatible servers differ in which they send. */
+const maybe = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
 const ToolCall = Schema.Struct({
-  id: Schema.optionalWith(Schema.String, { nullable: true }),
-  type: Schema.optionalWith(Schema.String, { nullable: true }),
+  id: maybe(Schema.String),
+  type: maybe(Schema.String),
   function: Schema.Struct({
     name: Schema.String,
     // A JSON string per the API; some servers send the object itself, or nothing for no arguments.
-    arguments: Schema.optionalWith(Schema.Union(Schema.String, Schema.Record({ key: Schema.String, value: Schema.Unknown })), {
-      nullable: true
-    })
+    arguments: maybe(Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)]))
   })
 })
 
 /** The part of a chat completion Parley reads; everything else is ignored. */
 export const ChatCompletion = Schema.Struct({
-  id: Schema.optionalWith(Schema.String, { nullable: true }),
-  model: Schema.optionalWith(Schema.String, { nullable: true }),
-  created: Schema.optionalWith(Schema.Number, { nullable: true }),
+  id: maybe(Schema.String),
+  model: maybe(Schema.String),
+  created: maybe(Schema.Number),
   choices: Schema.Array(Schema.Struct({
-    finish_reason: Schema.optionalWith(Schema.String, { nullable: true }),
+    finish_reason: maybe(Schema.String),
     message: Schema.Struct({
-      content: Schema.optionalWith(Schema.String, { nullable: true }),
-      refusal: Schema.optionalWith(Schema.String, { nullable: true }),
-      tool_calls: Schema.optionalWith(Schema.Array(ToolCall), { nullable: true })
+      content: maybe(Schema.String),
+      refusal: maybe(Schema.String),
+      tool_calls: maybe(Schema.Array(ToolCall))
     })
   })),
-  usage: Schema.optionalWith(
-    Schema.Struct({
-      prompt_tokens: Schema.optionalWith(Schema.Number, { nullable: true }),
-      completion_tokens: Schema.optionalWith(Schema.Number, { nullable: true })
-    }),
-    { nullable: true }
-  )
+  usage: maybe(Schema.Struct({
+    prompt_tokens: maybe(Schema.Number),
+    completion_tokens: maybe(Schema.Number)
+  }))
 })
 export type ChatCompletion = typeof ChatCompletion.Type
-
-const decodeArguments = Schema.decodeUnknown(Schema.parseJson())
 
 const finishReasons: Record<string, Response.FinishReason> = {
   stop: "stop",
@@ -79,14 +111,13 @@ const finishReasons: Record<string, Response.FinishReason> = {
   content_filter: "content-filter"
 }
 
-const malformedInput = (description: string) =>
-  new AiError.MalformedInput({ module: "OpenAiChat", method: "prepareMessages", description })
-
-const textOf = (parts: ReadonlyArray<Prompt.TextPart | Prompt.FilePart>) =>
+const textOf = (parts: ReadonlyArray<Prompt.UserMessagePart>) =>
   Effect.forEach(parts, (part) =>
     part.type === "text"
       ? Effect.succeed(part.text)
-      : Effect.fail(malformedInput(`file parts (${part.mediaType}) are not supported by the chat-completions model`))).pipe(
+      : Effect.fail(
+        Wire.unsupported(MODULE, `file parts (${part.mediaType}) are not supported by the chat-completions model`)
+      )).pipe(
       Effect.map((texts) => texts.join("\n\n"))
     )
 
@@ -106,7 +137,7 @@ export const toChatMessages = (prompt: Prompt.Prompt): Effect.Effect<Array<ChatM
         }
         case "assistant": {
           const text: Array<string> = []
-          const toolCalls: Array<typeof Generated.ChatCompletionMessageToolCall.Encoded> = []
+          const toolCalls: Array<ChatToolCall> = []
           for (const part of message.content) {
             // Reasoning is not sent back: compatible servers do not take it as input.
             if (part.type === "text") text.push(part.text)
@@ -127,7 +158,9 @@ export const toChatMessages = (prompt: Prompt.Prompt): Effect.Effect<Array<ChatM
         }
         case "tool": {
           for (const part of message.content) {
-            messages.push({ role: "tool", tool_call_id: part.id, content: JSON.stringify(part.result) })
+            if (part.type === "tool-result") {
+              messages.push({ role: "tool", tool_call_id: part.id, content: Wire.toolResultText(part) })
+            }
           }
           break
         }
@@ -140,22 +173,14 @@ export const toChatMessages = (prompt: Prompt.Prompt): Effect.Effect<Array<ChatM
 export const toChatTools = (
   options: Pick<LanguageModel.ProviderOptions, "tools" | "toolChoice">
 ): { readonly tools?: Array<ChatTool>; readonly tool_choice?: ChatToolChoice } => {
-  const allowed = typeof options.toolChoice === "object" && "oneOf" in options.toolChoice
-    ? new Set<string>(options.toolChoice.oneOf)
-    : undefined
-  const tools = options.tools
-    .filter((tool) => Tool.isUserDefined(tool) && (allowed === undefined || allowed.has(tool.name)))
-    .map((tool): ChatTool => {
-      const description = tool.description ?? Tool.getDescriptionFromSchemaAst(tool.parametersSchema.ast)
-      return {
-        type: "function",
-        function: {
-          name: tool.name,
-          ...(description === undefined ? {} : { description }),
-          parameters: { ...Tool.getJsonSchemaFromSchemaAst(tool.parametersSchema.ast) }
-        }
-      }
-    })
+  const tools = Wire.functionTools(options).map((tool): ChatTool => ({
+    type: "function",
+    function: {
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      parameters: tool.parameters
+    }
+  }))
   if (tools.length === 0) return {}
   const choice = options.toolChoice
   const tool_choice: ChatToolChoice = typeof choice === "string"
@@ -168,87 +193,76 @@ export const toChatTools = (
   return { tools, tool_choice }
 }
 
-/** The answer as `@effect/ai` response parts. */
+const timestampOf = (created: number | null | undefined): string | undefined =>
+  created === null || created === undefined
+    ? undefined
+    : Option.getOrUndefined(Option.map(DateTime.make(created * 1000), DateTime.formatIso))
+
+/** The answer as `effect/ai` response parts; `toolNames`: the tools the caller can run (see `Wire.knownTool`). */
 export const fromChatCompletion = (
-  completion: ChatCompletion
+  completion: ChatCompletion,
+  toolNames?: ReadonlyArray<string>
 ): Effect.Effect<Array<Response.PartEncoded>, AiError.AiError, IdGenerator.IdGenerator> =>
   Effect.gen(function*() {
     const choice = completion.choices[0]
-    if (choice === undefined) {
-      return yield* new AiError.MalformedOutput({
-        module: "OpenAiChat",
-        method: "generateText",
-        description: "The chat completion has no choices"
-      })
-    }
+    if (choice === undefined) return yield* Wire.unreadable(MODULE, "The chat completion has no choices")
     const idGenerator = yield* IdGenerator.IdGenerator
+    const timestamp = timestampOf(completion.created)
     const parts: Array<Response.PartEncoded> = [{
       type: "response-metadata",
-      ...(completion.id === undefined ? {} : { id: completion.id }),
-      ...(completion.model === undefined ? {} : { modelId: completion.model }),
-      ...(completion.created === undefined
-        ? {}
-        : { timestamp: DateTime.formatIso(DateTime.unsafeMake(completion.created * 1000)) })
+      ...(completion.id === undefined || completion.id === null ? {} : { id: completion.id }),
+      ...(completion.model === undefined || completion.model === null ? {} : { modelId: completion.model }),
+      ...(timestamp === undefined ? {} : { timestamp })
     }]
     const text = choice.message.content ?? ""
     if (text !== "") parts.push({ type: "text", text })
     const toolCalls = choice.message.tool_calls ?? []
     for (const call of toolCalls) {
+      yield* Wire.knownTool(MODULE, toolNames, call.function.name)
       const raw = call.function.arguments
-      const params = typeof raw === "string" && raw.trim() !== ""
-        ? yield* decodeArguments(raw).pipe(
-          Effect.mapError((cause) =>
-            new AiError.MalformedOutput({
-              module: "OpenAiChat",
-              method: "generateText",
-              description: `Tool call arguments for '${call.function.name}' are not JSON: ${raw.slice(0, 200)}`,
-              cause
-            })
-          )
-        )
-        : typeof raw === "object" && raw !== undefined
-        ? raw
-        : {}
+      const params = typeof raw === "string"
+        ? yield* Wire.decodeArguments(MODULE, call.function.name, raw)
+        : raw ?? {}
       parts.push({
         type: "tool-call",
-        id: call.id !== undefined && call.id !== "" ? call.id : yield* idGenerator.generateId(),
+        id: call.id !== undefined && call.id !== null && call.id !== "" ? call.id : yield* idGenerator.generateId(),
         name: call.function.name,
         params
       })
     }
-    const inputTokens = completion.usage?.prompt_tokens
-    const outputTokens = completion.usage?.completion_tokens
+    const inputTokens = completion.usage?.prompt_tokens ?? undefined
+    const outputTokens = completion.usage?.completion_tokens ?? undefined
+    const finishReason = choice.finish_reason ?? undefined
     parts.push({
       type: "finish",
       // Some servers answer "stop" while calling tools: the calls decide.
       reason: toolCalls.length > 0
         ? "tool-calls"
-        : finishReasons[choice.finish_reason ?? ""] ?? (choice.finish_reason === undefined ? "stop" : "other"),
+        : finishReason === undefined
+        ? "stop"
+        : finishReasons[finishReason] ?? "other",
       usage: {
-        inputTokens,
-        outputTokens,
-        totalTokens: inputTokens === undefined && outputTokens === undefined
-          ? undefined
-          : (inputTokens ?? 0) + (outputTokens ?? 0)
+        inputTokens: { total: inputTokens },
+        outputTokens: { total: outputTokens }
       }
     })
     return parts
   })
 
 const annotateRequest = (span: Span, request: ChatRequest): void =>
-  addGenAIAnnotations(span, {
+  Wire.annotate(span, {
     system: "openai",
     operation: { name: "chat" },
-    request: { model: request.model, maxTokens: request.max_tokens, temperature: request.temperature }
+    request: { model: request.model, maxTokens: request.max_tokens }
   })
 
 const annotateResponse = (span: Span, completion: ChatCompletion): void =>
-  addGenAIAnnotations(span, {
+  Wire.annotate(span, {
     response: {
       id: completion.id,
       model: completion.model,
       finishReasons: completion.choices.flatMap((choice) =>
-        choice.finish_reason === undefined ? [] : [choice.finish_reason]
+        choice.finish_reason === undefined || choice.finish_reason === null ? [] : [choice.finish_reason]
       )
     },
     usage: { inputTokens: completion.usage?.prompt_tokens, outputTokens: completion.usage?.completion_tokens }
@@ -256,52 +270,28 @@ const annotateResponse = (span: Span, completion: ChatCompletion): void =>
 
 export interface ChatModelOptions {
   readonly model: string
+  /** The server's base URL (`…/v1`) and the bearer key, if any. */
+  readonly endpoint: Wire.Endpoint
   /** `max_tokens` of each answer; the server's default when unset. */
   readonly maxTokens?: number | undefined
+  /** Every tool the caller can run, offered or not (see `Wire.knownTool`); unset: not checked here. */
+  readonly toolNames?: ReadonlyArray<string> | undefined
 }
 
-export const make = (options: ChatModelOptions): Effect.Effect<LanguageModel.Service, never, OpenAiClient> =>
+export const make = (options: ChatModelOptions): Effect.Effect<LanguageModel.LanguageModel, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
-    const openAi = yield* OpenAiClient
-    const httpClient = HttpClient.filterStatusOk(openAi.client.httpClient)
-
-    const post = (request: ChatRequest): Effect.Effect<ChatCompletion, AiError.AiError> =>
-      HttpClientRequest.post("/chat/completions").pipe(
-        HttpClientRequest.bodyJson(request),
-        Effect.flatMap(httpClient.execute),
-        Effect.flatMap(HttpClientResponse.schemaBodyJson(ChatCompletion)),
-        Effect.catchTags({
-          HttpBodyError: (error) =>
-            Effect.fail(
-              new AiError.MalformedInput({
-                module: "OpenAiChat",
-                method: "generateText",
-                description: "The request body could not be encoded as JSON",
-                cause: error
-              })
-            ),
-          RequestError: (error) =>
-            Effect.fail(AiError.HttpRequestError.fromRequestError({ module: "OpenAiChat", method: "generateText", error })),
-          ResponseError: (error) =>
-            AiError.HttpResponseError.fromResponseError({ module: "OpenAiChat", method: "generateText", error }),
-          ParseError: (error) =>
-            Effect.fail(AiError.MalformedOutput.fromParseError({ module: "OpenAiChat", method: "generateText", error }))
-        })
-      )
+    const client = Wire.clientFor(yield* HttpClient.HttpClient, options.endpoint)
 
     const generateText = (providerOptions: LanguageModel.ProviderOptions) =>
       Effect.gen(function*() {
         if (providerOptions.responseFormat.type === "json") {
-          return yield* new AiError.MalformedInput({
-            module: "OpenAiChat",
-            method: "generateText",
-            description: "Structured output (generateObject) is not supported by the chat-completions model"
-          })
+          return yield* Wire.unsupported(
+            MODULE,
+            "Structured output (generateObject) is not supported by the chat-completions model"
+          )
         }
         const messages = yield* toChatMessages(providerOptions.prompt)
-        if (!Arr.isNonEmptyArray(messages)) {
-          return yield* new AiError.MalformedInput({ module: "OpenAiChat", method: "generateText", description: "The prompt is empty" })
-        }
+        if (!Arr.isArrayNonEmpty(messages)) return yield* Wire.unsupported(MODULE, "The prompt is empty")
         const request: ChatRequest = {
           model: options.model,
           messages,
@@ -309,20 +299,28 @@ export const make = (options: ChatModelOptions): Effect.Effect<LanguageModel.Ser
           ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens })
         }
         annotateRequest(providerOptions.span, request)
-        const completion = yield* post(request)
+        const completion = yield* Wire.postJson({
+          client,
+          module: MODULE,
+          path: "/chat/completions",
+          body: request,
+          response: ChatCompletion
+        })
         annotateResponse(providerOptions.span, completion)
-        return yield* fromChatCompletion(completion)
+        return yield* fromChatCompletion(completion, options.toolNames)
       })
 
     return yield* LanguageModel.make({
       generateText,
       // Not incremental: the whole answer is fetched, then replayed as stream parts.
       streamText: (providerOptions) =>
-        Stream.unwrap(Effect.map(generateText(providerOptions), (parts) => Stream.fromIterable(parts.flatMap(toStreamParts))))
+        Stream.unwrap(
+          Effect.map(generateText(providerOptions), (parts) => Stream.fromIterable(parts.flatMap(toStreamParts)))
+        )
     })
   })
 
-const toStreamParts = (part: Response.PartEncoded): Array<Response.StreamPartEncoded> => {
+export const toStreamParts = (part: Response.PartEncoded): Array<Response.StreamPartEncoded> => {
   switch (part.type) {
     case "text": {
       const id = "text-0"
@@ -337,5 +335,5 @@ const toStreamParts = (part: Response.PartEncoded): Array<Response.StreamPartEnc
   }
 }
 
-export const layer = (options: ChatModelOptions): Layer.Layer<LanguageModel.LanguageModel, never, OpenAiClient> =>
+export const layer = (options: ChatModelOptions): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> =>
   Layer.effect(LanguageModel.LanguageModel, make(options))

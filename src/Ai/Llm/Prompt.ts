@@ -4,9 +4,9 @@
  * how the conversation is laid out, the title and summary prompts, and how citations are read back.
  * Changing a word the model sees means changing this file (and its golden test).
  */
-import * as Prompt from "@effect/ai/Prompt"
-import * as Tool from "@effect/ai/Tool"
-import * as Toolkit from "@effect/ai/Toolkit"
+import * as Prompt from "effect/ai/Prompt"
+import * as Tool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Schema from "effect/Schema"
 import { type AgentFeatures, type HistoryMessage, type Passage, PastConversation, type Tone } from "./Contract.js"
 
@@ -33,18 +33,19 @@ export const PassageForModel = Schema.Struct({
 export type PassageForModel = typeof PassageForModel.Type
 
 /** What an action tool answers; `unavailable` when the integration does not allow it. */
-export const ActionResult = Schema.Struct({ status: Schema.Literal("done", "unavailable") })
+export const ActionResult = Schema.Struct({ status: Schema.Literals(["done", "unavailable"]) })
 
 // Every parameter is required: OpenAI's strict function calling (the Responses API default) wants it.
+// The JSON Schema the providers get is `Wire.toolParametersJsonSchema`'s (closed objects).
 export const SearchKnowledge = Tool.make(ToolName.searchKnowledge, {
   description: "Search our help-center articles. Returns the most relevant passages, each with a `ref` number " +
     "to cite as [ref]. Search before answering any question about our products, services, orders, policies or " +
     "accounts, and search again with other words when the passages do not answer it.",
-  parameters: {
-    query: Schema.String.annotations({
+  parameters: Schema.Struct({
+    query: Schema.String.annotate({
       description: "What to look for: a few keywords or a short question."
     })
-  },
+  }),
   success: Schema.Struct({ passages: Schema.Array(PassageForModel) })
 })
 
@@ -53,28 +54,28 @@ export const EscalateToHuman = Tool.make(ToolName.escalateToHuman, {
     "person, when our articles do not answer the question after searching, or when the request needs " +
     "something you cannot do (refunds, changes to an account or an order, complaints). After this call a " +
     "person takes over and you do not answer again.",
-  parameters: {
-    reason: Schema.String.annotations({ description: "Why a person is needed, in one sentence." }),
-    summary: Schema.String.annotations({
+  parameters: Schema.Struct({
+    reason: Schema.String.annotate({ description: "Why a person is needed, in one sentence." }),
+    summary: Schema.String.annotate({
       description: "For the human agent: what the customer wants, what you already told them and what is still " +
         "open, in one to three sentences."
     }),
-    message: Schema.String.annotations({
+    message: Schema.String.annotate({
       description: "What the customer reads now: a short note, in their language, that a person will take over."
     })
-  },
+  }),
   success: ActionResult
 })
 
 export const CloseConversation = Tool.make(ToolName.closeConversation, {
   description: "Close the conversation because the customer's issue is resolved: they confirmed it, thanked " +
     "you with no other question, or said goodbye. Never close while a question is still open.",
-  parameters: {
-    summary: Schema.String.annotations({
+  parameters: Schema.Struct({
+    summary: Schema.String.annotate({
       description: "What the issue was and how it was resolved, in one or two sentences."
     }),
-    message: Schema.String.annotations({ description: "A short goodbye for the customer, in their language." })
-  },
+    message: Schema.String.annotate({ description: "A short goodbye for the customer, in their language." })
+  }),
   success: ActionResult
 })
 

@@ -7,7 +7,8 @@
  * about `retryBudget + timeout`. Every attempt counts in `parley.ai.requests` (`outcome`: `success` or
  * `error`), so the provider error ratio is per model request, retries included.
  */
-import type * as AiError from "@effect/ai/AiError"
+import type * as AiError from "effect/ai/AiError"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -15,8 +16,6 @@ import * as Metric from "effect/Metric"
 import * as Random from "effect/Random"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as ScheduleInterval from "effect/ScheduleInterval"
 import { aiRequestsOf } from "../../Observability/Metrics.js"
 import type { ModelSettings, Usage } from "./Contract.js"
 import { AiUnavailable, type AttemptFailure, AttemptTimedOut, classify } from "./Errors.js"
@@ -49,23 +48,28 @@ export const makeBudget = (policy: RetryPolicy): Effect.Effect<RetryBudget> =>
 
 /**
  * Decides, per failed attempt, whether and when to try again. Its input is the classified failure; it
- * spends the failed attempt's time and the wait from `budget`.
+ * spends the failed attempt's time and the wait from `budget`. Its output is the retries so far; it
+ * stops (`Cause.done`) when the failure is not transient, the retries are spent, or the wait does not
+ * fit in what is left of the budget. Each run of the schedule (one model call) counts its own retries.
  */
 export const retrySchedule = (policy: RetryPolicy, budget: RetryBudget): Schedule.Schedule<number, AttemptFailure> =>
-  Schedule.makeWithState(0, (now: number, failure: AttemptFailure, retries: number) =>
-    Effect.gen(function*() {
-      const stop = [retries, retries, ScheduleDecision.done] as const
-      const remaining = (yield* Ref.updateAndGet(budget, (left) => left - failure.elapsedMs))
-      if (!failure.transient || retries >= policy.maxRetries) return stop
-      const backoff = Math.min(
-        Duration.toMillis(policy.baseDelay) * 2 ** retries,
-        Duration.toMillis(policy.maxDelay)
-      ) * (yield* Random.nextRange(0.8, 1.2))
-      const delay = Math.ceil(Math.max(backoff, failure.retryAfterMs ?? 0))
-      if (delay > remaining) return stop
-      yield* Ref.set(budget, remaining - delay)
-      return [retries + 1, retries + 1, ScheduleDecision.continueWith(ScheduleInterval.after(now + delay))] as const
-    }))
+  Schedule.fromStep(Effect.sync(() => {
+    let retries = 0
+    return (_now: number, failure: AttemptFailure) =>
+      Effect.gen(function*() {
+        const remaining = yield* Ref.updateAndGet(budget, (left) => left - failure.elapsedMs)
+        if (!failure.transient || retries >= policy.maxRetries) return yield* Cause.done(retries)
+        const backoff = Math.min(
+          Duration.toMillis(policy.baseDelay) * 2 ** retries,
+          Duration.toMillis(policy.maxDelay)
+        ) * (yield* Random.nextBetween(0.8, 1.2))
+        const delay = Math.ceil(Math.max(backoff, failure.retryAfterMs ?? 0))
+        if (delay > remaining) return yield* Cause.done(retries)
+        yield* Ref.set(budget, remaining - delay)
+        retries += 1
+        return [retries, Duration.millis(delay)] as const
+      })
+  }))
 
 /** The error with the tokens the whole agent call used before it gave up. */
 export const withUsage = (error: AiUnavailable, usage: Usage): AiUnavailable =>
@@ -90,22 +94,26 @@ export const withRetries = <A>(
   Effect.gen(function*() {
     const attempts = yield* Ref.make(0)
     const countRequest = (outcome: "success" | "error") =>
-      Metric.increment(aiRequestsOf(options.settings.provider, outcome))
+      Metric.update(aiRequestsOf(options.settings.provider, outcome), 1)
     const timeoutMs = Duration.toMillis(options.policy.timeout)
     const once = Effect.gen(function*() {
       yield* Ref.update(attempts, (n) => n + 1)
       const started = yield* Clock.currentTimeMillis
       return yield* attempt.pipe(
-        Effect.timeoutFail({ duration: options.policy.timeout, onTimeout: () => new AttemptTimedOut({ afterMs: timeoutMs }) }),
-        Effect.tapBoth({ onFailure: () => countRequest("error"), onSuccess: () => countRequest("success") }),
-        Effect.catchAll((error) =>
+        Effect.timeoutOrElse({
+          duration: options.policy.timeout,
+          orElse: () => Effect.fail(new AttemptTimedOut({ afterMs: timeoutMs }))
+        }),
+        Effect.tapError(() => countRequest("error")),
+        Effect.tap(() => countRequest("success")),
+        Effect.catch((error) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(classify(error, now - started, now)))
         )
       )
     })
     return yield* once.pipe(
       Effect.retry(retrySchedule(options.policy, options.budget)),
-      Effect.catchAll((failure) =>
+      Effect.catch((failure) =>
         Effect.flatMap(Ref.get(attempts), (count) =>
           Effect.fail(
             new AiUnavailable({

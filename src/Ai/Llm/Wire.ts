@@ -1,0 +1,266 @@
+/**
+ * What the three model adapters (`OpenAiChat.ts`, `OpenAiResponses.ts`, `AnthropicMessages.ts`) share:
+ * the HTTP client of one call (its base URL and credential headers), one JSON `POST` whose failures come
+ * back as `AiError`s that `Errors.classify` reads the same way for every provider (the HTTP status, the
+ * response headers and body kept in the reason's `http`), the offered tools with their JSON Schema, and
+ * the GenAI attributes of the model call's span.
+ *
+ * Each adapter reads answers with its own lenient schema: only the fields Parley uses, nothing required
+ * that OpenAI-compatible servers or older API versions leave out.
+ */
+import * as AiError from "effect/ai/AiError"
+import type * as LanguageModel from "effect/ai/LanguageModel"
+import * as Prompt from "effect/ai/Prompt"
+import { addGenAIAnnotations, type GenAITelemetryAttributeOptions } from "effect/ai/Telemetry"
+import * as Tool from "effect/ai/Tool"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import type * as JsonSchema from "effect/JsonSchema"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type { Span } from "effect/Tracer"
+
+// ---------------------------------------------------------------------------------------------------
+// HTTP
+// ---------------------------------------------------------------------------------------------------
+
+/** Where one call goes and with which credentials. Built per call: a key never outlives its call. */
+export interface Endpoint {
+  /** Prepended to every path: `https://api.openai.com/v1`, `https://api.anthropic.com`. */
+  readonly baseUrl: string
+  /** Credential and version headers (none for a server that takes no key). */
+  readonly headers: Readonly<Record<string, string>>
+}
+
+/** The shared client (one connection pool) with this endpoint's base URL and headers; answers in JSON. */
+export const clientFor = (httpClient: HttpClient.HttpClient, endpoint: Endpoint): HttpClient.HttpClient =>
+  HttpClient.mapRequest(httpClient, (request) =>
+    request.pipe(
+      HttpClientRequest.prependUrl(endpoint.baseUrl),
+      HttpClientRequest.setHeaders(endpoint.headers),
+      HttpClientRequest.acceptJson
+    ))
+
+export interface PostOptions<S extends Schema.Decoder<unknown>> {
+  readonly client: HttpClient.HttpClient
+  /** `AiError.module`: the adapter's name. */
+  readonly module: string
+  /** Appended to the endpoint's base URL. */
+  readonly path: string
+  /** Sent as JSON. */
+  readonly body: unknown
+  /** How the 2xx answer is read. */
+  readonly response: S
+}
+
+const METHOD = "generateText"
+
+/** Any JSON text, parsed. */
+const JsonText = Schema.fromJsonString(Schema.Unknown)
+
+/** The response's status and headers, and its body when it could be read: what `Errors.classify` reads. */
+const httpContext = (response: HttpClientResponse.HttpClientResponse, body: string | undefined) => ({
+  response: { status: response.status, headers: { ...response.headers } },
+  ...(body === undefined ? {} : { body })
+})
+
+/**
+ * A request that never got an answer: transport (refused, reset, DNS, TLS; worth another try), or a URL
+ * or body that could not be sent (ours). The innermost cause is kept for the reason's text.
+ */
+const fromClientError = (error: HttpClientError.HttpClientError): AiError.AiErrorReason => {
+  const reason = error.reason
+  switch (reason._tag) {
+    case "TransportError":
+    case "EncodeError":
+    case "InvalidUrlError":
+      return new AiError.NetworkError({
+        reason: reason._tag,
+        method: reason.request.method,
+        url: reason.request.url,
+        ...(reason.description === undefined ? {} : { description: reason.description }),
+        ...(reason.cause === undefined ? {} : { cause: reason.cause })
+      })
+    case "StatusCodeError":
+    case "DecodeError":
+    case "EmptyBodyError":
+      return new AiError.InvalidResponseError({
+        description: reason.description ?? reason._tag,
+        http: httpContext(reason.response, undefined)
+      })
+  }
+}
+
+/**
+ * `POST {base}{path}` with `body` as JSON. A non-2xx answer fails with the reason its status calls for
+ * (`AiError.reasonFromHttpStatus`: 429 rate limit, 401/403 authentication, 5xx provider error, …) with
+ * the status, headers (`Retry-After`) and body kept; a 2xx answer that is not JSON fails with
+ * `InvalidResponseError` (status 2xx: sampled again), one that does not fit `response` with
+ * `InvalidOutputError`.
+ */
+export const postJson = <S extends Schema.Decoder<unknown>>(
+  options: PostOptions<S>
+): Effect.Effect<S["Type"], AiError.AiError> =>
+  Effect.gen(function*() {
+    const fail = (reason: AiError.AiErrorReason) => AiError.make({ module: options.module, method: METHOD, reason })
+    const request = yield* HttpClientRequest.post(options.path).pipe(
+      HttpClientRequest.bodyJson(options.body),
+      Effect.mapError(() =>
+        fail(new AiError.InvalidUserInputError({ description: "The request body could not be encoded as JSON" }))
+      )
+    )
+    const response = yield* Effect.mapError(options.client.execute(request), (error) => fail(fromClientError(error)))
+    const text = yield* Effect.result(response.text)
+    const ok = response.status >= 200 && response.status < 300
+    if (!ok) {
+      const body = Result.isSuccess(text) ? text.success : undefined
+      return yield* fail(AiError.reasonFromHttpStatus({ status: response.status, http: httpContext(response, body) }))
+    }
+    if (Result.isFailure(text)) {
+      return yield* fail(
+        new AiError.InvalidResponseError({
+          description: `The response body could not be read: ${text.failure.message}`,
+          http: httpContext(response, undefined)
+        })
+      )
+    }
+    const json = Schema.decodeUnknownOption(JsonText)(text.success)
+    if (Option.isNone(json)) {
+      return yield* fail(
+        new AiError.InvalidResponseError({
+          description: "The response body is not JSON",
+          http: httpContext(response, text.success)
+        })
+      )
+    }
+    return yield* Schema.decodeUnknownEffect(options.response)(json.value).pipe(
+      Effect.mapError((error) => fail(AiError.InvalidOutputError.fromSchemaError(error)))
+    )
+  })
+
+/** A prompt the adapter cannot express on its wire (a file part, an empty prompt): not sent. */
+export const unsupported = (module: string, description: string): AiError.AiError =>
+  AiError.make({ module, method: METHOD, reason: new AiError.InvalidUserInputError({ description }) })
+
+/** A 2xx answer that does not say what Parley needs (no choices, arguments that are not JSON): sampled again. */
+export const unreadable = (module: string, description: string): AiError.AiError =>
+  AiError.make({ module, method: METHOD, reason: new AiError.InvalidOutputError({ description }) })
+
+// ---------------------------------------------------------------------------------------------------
+// Tools
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * JSON Schema of a tool's parameters as the providers' strict function calling wants it: an object,
+ * every property listed in `required`, `additionalProperties: false` (Effect 4 writes `true` for a
+ * struct unless asked), `properties` and `required` present even when empty. Keys in the order the
+ * requests have always sent them. How the model's arguments are decoded is the tool's own (a struct
+ * ignores unknown keys; a tool without parameters, `Tool.EmptyParams`, takes none).
+ */
+export const toolParametersJsonSchema = (tool: Tool.Any): JsonSchema.JsonSchema => {
+  const parameters = tool.parametersSchema
+  if (Tool.isDynamic(tool) && !Schema.isSchema(parameters)) return Tool.getJsonSchema(tool)
+  const document = Schema.toJsonSchemaDocument(parameters, { onExcessProperty: "error" })
+  const { additionalProperties, properties, required, type, ...rest } = document.schema
+  const definitions = Object.keys(document.definitions).length > 0 ? { $defs: document.definitions } : {}
+  if (type !== "object") return { ...document.schema, ...definitions }
+  return {
+    type,
+    required: required ?? [],
+    properties: properties ?? {},
+    additionalProperties: additionalProperties ?? false,
+    ...rest,
+    ...definitions
+  }
+}
+
+export interface FunctionTool {
+  readonly name: string
+  readonly description: string | undefined
+  readonly parameters: JsonSchema.JsonSchema
+}
+
+/**
+ * The tools to offer: the caller's own (provider-defined ones are not Parley's), only those the tool
+ * choice's `oneOf` allows (`LanguageModel` has filtered them already; kept for direct callers).
+ */
+export const functionTools = (
+  options: Pick<LanguageModel.ProviderOptions, "tools" | "toolChoice">
+): Array<FunctionTool> => {
+  const choice = options.toolChoice
+  const allowed = typeof choice === "object" && "oneOf" in choice ? new Set<string>(choice.oneOf) : undefined
+  return options.tools
+    .filter((tool) => Tool.isUserDefined(tool) && (allowed === undefined || allowed.has(tool.name)))
+    .map((tool) => ({
+      name: tool.name,
+      description: Tool.getDescription(tool),
+      parameters: toolParametersJsonSchema(tool)
+    }))
+}
+
+/** What a tool answered, as the text sent back to the model: its encoded result as JSON. */
+export const toolResultText = (part: Prompt.ToolResultPart): string =>
+  part.modelOutput === undefined ? JSON.stringify(part.result) : Prompt.toolModelOutputToText(part.modelOutput)
+
+/**
+ * A call of a tool the caller's toolkit does not have (`toolNames`: every tool it can run, offered or
+ * not) is unreadable output, refused here with the tool's name: `LanguageModel` would refuse it too,
+ * but with a message listing every kind of part the answer could have had.
+ */
+export const knownTool = (
+  module: string,
+  toolNames: ReadonlyArray<string> | undefined,
+  name: string
+): Effect.Effect<void, AiError.AiError> =>
+  toolNames === undefined || toolNames.includes(name)
+    ? Effect.void
+    : Effect.fail(
+      AiError.make({
+        module,
+        method: METHOD,
+        reason: new AiError.ToolNotFoundError({ toolName: name, availableTools: toolNames })
+      })
+    )
+
+/** Arguments the model sent as a JSON string; empty means none. */
+export const decodeArguments = (
+  module: string,
+  toolName: string,
+  raw: string
+): Effect.Effect<unknown, AiError.AiError> =>
+  raw.trim() === ""
+    ? Effect.succeed({})
+    : Schema.decodeUnknownEffect(JsonText)(raw).pipe(
+      Effect.mapError(() =>
+        unreadable(module, `Tool call arguments for '${toolName}' are not JSON: ${raw.slice(0, 200)}`)
+      )
+    )
+
+// ---------------------------------------------------------------------------------------------------
+// Telemetry
+// ---------------------------------------------------------------------------------------------------
+
+/**
+ * The GenAI semantic-convention attributes of a model call's span (docs/ai.md). `gen_ai.system` is set
+ * as is: Effect 4's helper writes the provider as `gen_ai.provider.name` instead.
+ */
+export const annotate = (
+  span: Span,
+  options: GenAITelemetryAttributeOptions & { readonly system?: string | undefined }
+): void => {
+  const { system, ...rest } = options
+  if (Predicate.isNotNullish(system)) span.attribute("gen_ai.system", system)
+  addGenAIAnnotations(span, rest)
+}
+
+/** Prefixed attributes that are not GenAI conventions (`gen_ai.openai.request.response_format`, …). */
+export const annotateWithPrefix = (span: Span, prefix: string, attributes: Record<string, unknown>): void => {
+  for (const [key, value] of Object.entries(attributes)) {
+    if (Predicate.isNotNullish(value)) span.attribute(`${prefix}.${key}`, value)
+  }
+}
