@@ -41,4 +41,4 @@ EXPOSE 8080 9464
 # Slim images have no curl: Node's fetch asks /health/ready (database reachable and migrated).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/main.js"]
+CMD ["node", "--liftoff-only", "dist/main.js"]

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --liftoff-only
 // The `parley` command: builds dist/ first when the sources changed (a no-op in a published install).
 import { existsSync } from "node:fs"
 

@@ -33,7 +33,6 @@ import * as net from "node:net"
 import { Duplex } from "node:stream"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import * as v8 from "node:v8"
 import * as AppConfig from "./Config.js"
 import { DatabaseUnavailable } from "./Domain/Errors.js"
 import { migrations } from "./migrations/index.js"
@@ -341,13 +340,9 @@ const openDataDir = (dataDir: string, sharedBuffers: string) =>
     fs.mkdirSync(folder, { recursive: true })
     yield* lockDataDir(dataDir, folder)
     if (!fs.existsSync(path.join(folder, "PG_VERSION"))) yield* initialize(folder)
-    // PGlite's WebAssembly is optimised only where it runs hot for a long while: with V8's default tiering
-    // budget, start-up and migrations alone sent ~200 of its functions to the optimising compiler, on
-    // background threads whose memory then stayed in their malloc arenas. Raised budget (bench
-    // `embedded`, full runs): idle RSS 209 and 218 MiB against 216-263, peak 222-230 against 260-278, the
-    // same 203-224 requests/s under load (where hot functions still tier up). Set before the module
-    // is compiled; it touches only WebAssembly, which on this path is PGlite's (and undici's parser).
-    v8.setFlagsFromString("--wasm-tiering-budget=2000000000")
+    // On Node 24, V8's optimising compiler took PGlite's WebAssembly while the migrations of a fresh
+    // folder ran, to a peak of ~750 MiB. `npm start`, the image and the CLI pass `--liftoff-only`
+    // (V8 flags cannot be set from here: Node 24 freezes them), see docs/performance.md.
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
     return yield* Effect.tryPromise(() =>
       PGlite.create(folder, {

@@ -41,7 +41,7 @@ export const startParley = async ({ databaseUrl, env = {}, logDir, label = "parl
   }
   const logFile = join(logDir, `${label}-${port}.log`)
   const started = nowMs()
-  const child = spawnLogged(process.execPath, [...nodeArgs, "dist/main.js"], { env: childEnv, cwd: repoRoot, logFile })
+  const child = spawnLogged(process.execPath, ["--liftoff-only", ...nodeArgs, "dist/main.js"], { env: childEnv, cwd: repoRoot, logFile })
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
   for (;;) {

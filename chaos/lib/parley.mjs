@@ -10,7 +10,7 @@ export const startParley = async ({ name, env, logDir }) => {
   const port = await freePort(0)
   const logFile = join(logDir, `${name}.log`)
   const log = createWriteStream(logFile, { flags: "a" })
-  const child = spawn(process.execPath, [join(root, "dist", "main.js")], {
+  const child = spawn(process.execPath, ["--liftoff-only", join(root, "dist", "main.js")], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]

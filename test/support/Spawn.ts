@@ -76,7 +76,8 @@ const inherited = () =>
   )
 
 const run = (args: ReadonlyArray<string>, env: Record<string, string>): Run => {
-  const child = spawn(process.execPath, args, {
+  // With the V8 flag `npm start`, the image and the CLI pass (why: docs/performance.md).
+  const child = spawn(process.execPath, ["--liftoff-only", ...args], {
     cwd: root,
     env: {
       ...inherited(),
