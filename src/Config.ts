@@ -321,7 +321,7 @@ export const WorkerConfig = Config.all({
   /**
    * Of those, at most this many to one integration at once (across instances): a slow receiver costs
    * only its own. A claim's deliveries to one integration go out as a batch, so this is also the most
-   * one batch holds (one integration's lane: 400/s at 8, 700/s at 32 on the development machine).
+   * one batch holds, and what bounds one integration's rate (docs/performance.md).
    */
   deliveryConcurrencyPerIntegration: integerIn("DELIVERY_CONCURRENCY_PER_INTEGRATION", 1, 1000, 32),
   /** Idle workers look for due jobs this often (besides LISTEN/NOTIFY on PostgreSQL). */

@@ -3,7 +3,7 @@
  * in `PARLEY_DATA_DIR`) served over a loopback socket, so the same `PgClient` code runs on both.
  * Migrations run before the layer is built: nothing that needs the database starts before them.
  * PGlite's modules are loaded (`import()`) only for the embedded database: on PostgreSQL they would
- * only hold memory (~2 MiB).
+ * only hold memory.
  */
 import { PgClient, type PgConnection, PgPool } from "@effect/sql-pg"
 import type { PGlite } from "@electric-sql/pglite"
@@ -254,8 +254,8 @@ export const layerPGlite = (
 
 /**
  * Creates the database cluster of a new data folder in a child process. `initdb` grows PGlite's
- * WebAssembly memory to ~600 MB that the process never gives back: done in-process, Parley idled at
- * ~870 MB; opening the initialised folder afresh takes ~160 MB.
+ * WebAssembly memory to several times what serving needs, and a process never gives it back; opening
+ * the initialised folder afresh takes only what serving needs (figures: docs/performance.md).
  */
 const initialize = (folder: string) =>
   Effect.tryPromise({
@@ -341,7 +341,7 @@ const openDataDir = (dataDir: string, sharedBuffers: string) =>
     yield* lockDataDir(dataDir, folder)
     if (!fs.existsSync(path.join(folder, "PG_VERSION"))) yield* initialize(folder)
     // On Node 24, V8's optimising compiler took PGlite's WebAssembly while the migrations of a fresh
-    // folder ran, to a peak of ~750 MiB. `npm start`, the image and the CLI pass `--liftoff-only`
+    // folder ran, to a peak of three times the idle memory. `npm start`, the image and the CLI pass `--liftoff-only`
     // (V8 flags cannot be set from here: Node 24 freezes them), see docs/performance.md.
     const { PGlite } = yield* Effect.promise(() => import("@electric-sql/pglite"))
     return yield* Effect.tryPromise(() =>

@@ -6,7 +6,7 @@
  * makes the trace ids that logs and 500 bodies carry).
  *
  * The SDK and each exporter are loaded (`import()`) only when configured: imported statically, their
- * modules alone held ~8 MiB of every process's memory, exporting or not.
+ * modules alone held memory in every process, exporting or not.
  *
  * Sampling is the SDK's, by `OTEL_TRACES_SAMPLER` (`parentbased_always_on` by default). An incoming
  * `traceparent` (or `b3`) becomes the request span's parent with its sampled flag (Effect's

@@ -6,7 +6,7 @@
  * The three adapters are Parley's own (`OpenAiChat.ts`, `OpenAiResponses.ts`, `AnthropicMessages.ts`)
  * and are imported eagerly: they are small, and the `effect/ai` modules they build on are loaded by the
  * agent anyway. (The vendor SDK modules they replace were loaded on first use: their generated API
- * schemas cost ~70 MB of memory.)
+ * schemas held much of an idle instance's memory; docs/performance.md.)
  */
 import type * as LanguageModel from "effect/ai/LanguageModel"
 import type * as HttpClient from "effect/http/HttpClient"
