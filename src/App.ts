@@ -1,24 +1,19 @@
 /**
- * The composition root: the service graph, which handler runs which job, and `makeApp`, which puts
- * Parley together on a given HTTP server and database. `main` gives it Node's server and the
+ * The composition root: the service graph, the features' jobs, and `makeApp`, which puts Parley
+ * together on a given HTTP server and database. `main` gives it Node's server and the
  * configured database; the demo and the tests give it their own, and reuse everything else.
  */
 import type * as HttpServer from "effect/http/HttpServer"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { PgClient } from "@effect/sql-pg"
-import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Admin } from "./Admin/Admin.js"
-import { AiRepliesLive } from "./Ai/AiRepliesLive.js"
-import { Replies } from "./Ai/GenerateReply.js"
-import { GenerateReply } from "./Ai/Jobs.js"
+import { AiJobsLive } from "./Ai/Jobs.js"
 import { Knowledge } from "./Ai/Knowledge.js"
-import { ModelSettingsFor } from "./Ai/ModelSettingsFor.js"
 import { ReplyHistory } from "./Ai/ReplyHistory.js"
 import { WorkspaceAiSettings } from "./Ai/Settings.js"
 import { AdminTokenLive } from "./Auth/AdminToken.js"
 import { Crypto } from "./Auth/Crypto.js"
-import * as AppConfig from "./Config.js"
 import { RateLimiter } from "./Auth/RateLimiter.js"
 import { Conversations } from "./Conversations/Conversations.js"
 import { Csat } from "./Csat/Csat.js"
@@ -26,12 +21,10 @@ import { Customers } from "./Customers/Customers.js"
 import { Deliveries } from "./Delivery/Deliveries.js"
 import { Events } from "./Delivery/Events.js"
 import { DeliveryGaugesLive } from "./Delivery/Gauges.js"
-import { DeliverEvent } from "./Delivery/Jobs.js"
-import { Sender } from "./Delivery/Sender.js"
+import { DeliveryJobsLive } from "./Delivery/Jobs.js"
 import { Helpdesk } from "./Helpdesk/Helpdesk.js"
 import { HttpLive, NodeServerLive } from "./Http.js"
 import { Integrations } from "./Integrations/Integrations.js"
-import * as Job from "./Jobs/Job.js"
 import { JobQueue } from "./Jobs/Queue.js"
 import { WorkersLive } from "./Jobs/Worker.js"
 import { StartedLive, StoppedLive } from "./Observability/Lifecycle.js"
@@ -40,7 +33,7 @@ import { TelemetryLive } from "./Observability/Telemetry.js"
 import { SeedLive } from "./Seed.js"
 import { PortsFreeLive, reportStartFailure, SettingsLive } from "./Startup.js"
 import { type DatabaseKind, SqlLive } from "./Sql.js"
-import { PurgeWorkspace } from "./Workspaces/Jobs.js"
+import { WorkspacesJobsLive } from "./Workspaces/Jobs.js"
 import { Workspaces } from "./Workspaces/Workspaces.js"
 
 /** The domain services behind the handlers and the jobs; they need only the database and config. */
@@ -63,49 +56,14 @@ export const ServicesLive = Layer.mergeAll(
   AdminTokenLive
 )
 
-/** Which handler runs which kind of job. */
-const JobHandlersLive = Layer.effect(
-  Job.Handlers,
-  Effect.gen(function*() {
-    const sender = yield* Sender
-    const replies = yield* Replies
-    const workspaces = yield* Workspaces
-    return Job.handlers([
-      // A claim's deliveries to one integration go out together: a statement per step for all of them.
-      Job.handleBatch(DeliverEvent, (items) => sender.deliverMany(items.map(({ payload, span }) => ({ eventId: payload.eventId, span })))),
-      Job.handle(GenerateReply, replies.generate),
-      Job.handle(PurgeWorkspace, ({ workspaceId }) => Effect.as(workspaces.purge(workspaceId), Job.Outcome.Done()))
-    ])
-  })
-).pipe(Layer.provide([Sender.layer, Replies.layer.pipe(Layer.provide([AiRepliesLive, ModelSettingsFor.layer]))]))
-
 /**
- * The pool's lanes: replies and deliveries never wait for each other; deliveries (which wait on
- * receivers) run many at once, a few per integration; replies (and a deleted workspace's purge) a few
- * per workspace.
+ * Every feature's jobs: each registers its kinds' handlers (a kind's lane, order and retries are in its
+ * definition, next to its handler). A feature with jobs adds its layer here, and nothing else.
  */
-const LanesLive = Layer.effect(
-  Job.Lanes,
-  Effect.map(AppConfig.WorkerConfig, (config) => [
-    {
-      name: "replies",
-      kinds: [GenerateReply.name, PurgeWorkspace.name],
-      concurrency: config.concurrency,
-      perGroup: config.concurrencyPerWorkspace
-    },
-    {
-      name: "deliveries",
-      kinds: [DeliverEvent.name],
-      concurrency: config.deliveryConcurrency,
-      perGroup: config.deliveryConcurrencyPerIntegration
-    }
-  ])
-)
+const JobsLive = Layer.mergeAll(DeliveryJobsLive, AiJobsLive, WorkspacesJobsLive)
 
-/** The supervised worker pool with every kind's handler, and the delivery gauges. */
-export const WorkerPoolLive = Layer.merge(WorkersLive, DeliveryGaugesLive).pipe(
-  Layer.provide([JobHandlersLive, LanesLive, JobQueue.layer])
-)
+/** The supervised worker pool running the features' jobs, and the delivery gauges. */
+export const WorkerPoolLive = Layer.merge(WorkersLive(JobsLive), DeliveryGaugesLive).pipe(Layer.provide(JobQueue.layer))
 
 export interface AppOptions<RS, ES, RD, ED> {
   /**

@@ -1,38 +1,90 @@
 /**
- * Typed jobs. A kind of job is defined once, with its payload schema and its ordering:
+ * Typed jobs. A kind of job is one declaration, in the feature that owns it: its payload schema, its
+ * lane, its ordering and key, its retry policy —
  *
  * ```ts
  * export const DeliverEvent = Job.define("deliver_event", {
  *   payload: Schema.Struct({ eventId: EventId }),
+ *   lane: Lanes.deliveries,
  *   orderedBy: "conversation",
  *   key: ({ eventId }) => eventId
  * })
  * ```
  *
+ * — and, next to it, the layer that registers its handler, built from the feature's services:
+ *
+ * ```ts
+ * export const DeliveryJobsLive = Job.handlers(Effect.gen(function*() {
+ *   const sender = yield* Sender
+ *   return [Job.handleBatch(DeliverEvent, (items) => sender.deliverMany(…))]
+ * }))
+ * ```
+ *
  * `JobQueue.enqueue(DeliverEvent, payload, …)` encodes the payload; a handler made with `Job.handle`
- * receives it decoded, and a payload that does not decode makes the job dead with the reason. Which
- * handler runs which kind is decided by the composition root (`App.ts`): this folder knows no feature.
+ * (or `Job.handleBatch`) receives it decoded, and a payload that does not decode makes the job dead
+ * with the reason. The composition root (`App.ts`) only merges the features' job layers and hands them
+ * to the pool (`Worker.ts`'s `WorkersLive`): this folder knows no feature.
+ *
+ * What a pool runs is what was registered with it: the registry is the single source. The pool's lanes
+ * are those of the registered kinds (a lane is declared once, `Lanes.ts`, and read from config), each
+ * claiming exactly the kinds registered in it, so a kind cannot be without a lane (`define` requires
+ * one) and a lane never claims a kind this instance cannot run. The pool refuses to start, naming what
+ * is wrong, when a kind is registered twice (two handlers, or two definitions sharing a name), when two
+ * different lanes share a name, or when nothing is registered at all (the features' layers were left
+ * out). A kind that no layer registers is never claimed by this instance: its jobs wait, pending, for an
+ * instance that runs it — as they must while a rolling deploy runs an older instance next to a newer
+ * one that queues a kind the older does not know — rather than going dead for want of a handler.
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaParser from "effect/SchemaParser"
+import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
+import type { WorkerConfig } from "../Config.js"
 import { ConversationId, JobId } from "../Domain/Ids.js"
+
+/**
+ * A lane of the worker pool, declared once (`Lanes.ts`) and named by each kind that runs in it: how
+ * many of its jobs one instance runs at once, and how many of one group's (a workspace, an integration:
+ * what `enqueue` was told) at once across all instances — so that no group's backlog, or its slow
+ * receiver, takes the lane from the others. Lanes do not wait for each other: replies are never queued
+ * behind deliveries. Both figures are read from the settings when the pool starts.
+ */
+export interface Lane {
+  readonly name: string
+  readonly concurrency: (config: WorkerConfig) => number
+  readonly perGroup: (config: WorkerConfig) => number
+}
+
+export const lane = (
+  name: string,
+  options: {
+    readonly concurrency: (config: WorkerConfig) => number
+    readonly perGroup: (config: WorkerConfig) => number
+  }
+): Lane => ({ name, concurrency: options.concurrency, perGroup: options.perGroup })
 
 export interface Definition<A, I> {
   readonly name: string
   readonly payload: Schema.Codec<A, I>
+  /** The lane its jobs run in. */
+  readonly lane: Lane
   /**
    * `"conversation"`: jobs of this kind for one conversation run one at a time, in the order their
    * transactions committed (see `JobQueue.enqueue`).
    */
   readonly orderedBy: "conversation" | undefined
-  /** At most one live (pending or running) job per key: the queue refuses a second one. */
+  /**
+   * At most one live (pending or running) job per key: the queue refuses a second one, and the live one
+   * can be brought forward (`JobQueue.runNow`), moved (`reschedule`) or cancelled (`cancel`) by its key.
+   */
   readonly key: ((payload: A) => string) | undefined
   /**
    * `"handler"`: the handler settles its own failures (as the delivery policy does); only failures it
@@ -46,6 +98,7 @@ export const define = <A, I>(
   name: string,
   options: {
     readonly payload: Schema.Codec<A, I>
+    readonly lane: Lane
     readonly orderedBy?: "conversation"
     readonly key?: (payload: A) => string
     readonly retries?: "bounded" | "handler"
@@ -53,6 +106,7 @@ export const define = <A, I>(
 ): Definition<A, I> => ({
   name,
   payload: options.payload,
+  lane: options.lane,
   orderedBy: options.orderedBy,
   key: options.key,
   retries: options.retries ?? "bounded"
@@ -86,7 +140,9 @@ export interface BatchItem {
 }
 
 export interface Handler {
+  /** The kind it runs. */
   readonly name: string
+  readonly lane: Lane
   readonly retries: "bounded" | "handler"
   /**
    * One job at a time, each in a fiber of its own; or (`batch`) the jobs of one claim and one group
@@ -117,6 +173,7 @@ export const handle = <A, I, E>(
   const decode = SchemaParser.decodeUnknownEffect(definition.payload, { errors: "all" })
   return {
     name: definition.name,
+    lane: definition.lane,
     retries: definition.retries,
     run: {
       _tag: "single",
@@ -145,6 +202,7 @@ export const handleBatch = <A, I, E>(
   const decode = SchemaParser.decodeUnknownResult(definition.payload, { errors: "all" })
   return {
     name: definition.name,
+    lane: definition.lane,
     retries: definition.retries,
     run: {
       _tag: "batch",
@@ -165,23 +223,85 @@ export const handleBatch = <A, I, E>(
 }
 
 /**
- * A lane of the worker pool: the kinds it runs, how many at once in this instance, and how many of one
- * group (a workspace, an integration: what `enqueue` was told) at once across all instances — so that
- * no group's backlog, or its slow receiver, takes the lane from the others. Lanes do not wait for each
- * other: replies are never queued behind deliveries.
+ * A lane as a pool runs it: the kinds registered in it, and its figures read from the settings (see
+ * `Lane`). What `JobQueue.claim` is given.
  */
-export interface Lane {
+export interface PoolLane {
   readonly name: string
   readonly kinds: ReadonlyArray<string>
   readonly concurrency: number
   readonly perGroup: number
 }
 
-/** The pool's lanes; built by the composition root. */
-export class Lanes extends Context.Service<Lanes, ReadonlyArray<Lane>>()("Parley/JobLanes") {}
+/**
+ * The handlers a pool runs, registered by the features' layers (`handlers`) while the pool is built;
+ * one registry per pool (`WorkersLive` makes it), read once its jobs' layers are built.
+ */
+export class Registry extends Context.Service<Registry>()("Parley/JobRegistry", {
+  make: Effect.gen(function*() {
+    const registered = yield* Ref.make<ReadonlyArray<Handler>>([])
+    return {
+      register: (handlers: ReadonlyArray<Handler>) => Ref.update(registered, (all) => [...all, ...handlers]),
+      registered: Ref.get(registered)
+    } as const
+  })
+}) {}
 
-/** The handler of each kind, by name; built by the composition root. */
-export class Handlers extends Context.Service<Handlers, ReadonlyMap<string, Handler>>()("Parley/JobHandlers") {}
+/**
+ * A layer that registers the handlers `make` builds (from the feature's services) with the pool being
+ * built: a feature's jobs.
+ */
+export const handlers = <E, R>(
+  make: Effect.Effect<ReadonlyArray<Handler>, E, R>
+): Layer.Layer<never, E, Registry | Exclude<R, Scope.Scope>> =>
+  Layer.effectDiscard(Effect.flatMap(Effect.service(Registry), (registry) => Effect.flatMap(make, registry.register)))
 
-export const handlers = (list: ReadonlyArray<Handler>): ReadonlyMap<string, Handler> =>
-  new Map(list.map((handler) => [handler.name, handler]))
+/** Why a pool refused to start: its kinds or lanes do not add up (see the module comment). */
+export class JobsMisdeclared extends Data.TaggedError("JobsMisdeclared")<{ readonly reason: string }> {
+  override get message() {
+    return this.reason
+  }
+}
+
+/**
+ * The lanes of a pool running `registered` (by name of their first kind), with their figures from
+ * `config`; or why the pool must not start.
+ */
+export const lanesOf = (
+  registered: ReadonlyArray<Handler>,
+  config: WorkerConfig
+): Result.Result<ReadonlyArray<PoolLane>, JobsMisdeclared> => {
+  if (registered.length === 0) {
+    return Result.fail(new JobsMisdeclared({ reason: "No job handler is registered: the features' job layers are missing" }))
+  }
+  const byKind = new Map<string, number>()
+  for (const handler of registered) byKind.set(handler.name, (byKind.get(handler.name) ?? 0) + 1)
+  const twice = [...byKind].filter(([, n]) => n > 1).map(([kind]) => kind).sort()
+  if (twice.length > 0) {
+    return Result.fail(
+      new JobsMisdeclared({ reason: `Job kind ${twice.join(", ")} is registered more than once: one handler per kind` })
+    )
+  }
+  const lanes = new Map<string, { readonly lane: Lane; readonly kinds: Array<string> }>()
+  // By name: the features' layers register concurrently, and the lanes (and any refusal) must not vary.
+  for (const handler of [...registered].sort((a, b) => a.name < b.name ? -1 : 1)) {
+    const known = lanes.get(handler.lane.name)
+    if (known === undefined) {
+      lanes.set(handler.lane.name, { lane: handler.lane, kinds: [handler.name] })
+    } else if (known.lane !== handler.lane) {
+      return Result.fail(
+        new JobsMisdeclared({
+          reason: `Job lane ${handler.lane.name} is declared twice (by ${known.kinds.join(", ")} and by ${handler.name}): declare it once`
+        })
+      )
+    } else {
+      known.kinds.push(handler.name)
+    }
+  }
+  return Result.succeed([...lanes.values()].map(({ kinds, lane }) => ({
+    name: lane.name,
+    kinds,
+    concurrency: lane.concurrency(config),
+    perGroup: lane.perGroup(config)
+  })))
+}

@@ -17,6 +17,10 @@
  * - A kind with a `key` has at most one live (pending or running) job per key: a unique index refuses
  *   a second. `runNow` brings the live job forward instead: a pending one becomes due now (keeping its
  *   place in its conversation's order); a running one runs again right after its current run.
+ *   `reschedule` moves it to a given time, earlier or later (a debounce: each new message pushes the
+ *   timer back); `cancel` removes it. Both run on the caller's connection, so inside a transaction they
+ *   happen exactly when the data that caused them is stored, and not at all if it rolls back; the
+ *   database is all the instances share, so every instance's workers see the new time (see `reschedule`).
  * - `claim` takes up to n due jobs of a lane with `FOR UPDATE SKIP LOCKED` in one statement: instances
  *   sharing a database never take the same job. Oldest first, except that a group (a workspace, an
  *   integration) never has more than the lane's `perGroup` jobs running, so a big backlog or a slow
@@ -31,6 +35,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 import type * as Statement from "effect/sql/Statement"
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as HttpTraceContext from "effect/http/HttpTraceContext"
@@ -44,7 +49,7 @@ import * as AppConfig from "../Config.js"
 import { type ConversationId, JobId } from "../Domain/Ids.js"
 import { jobsClaimedOf, jobsEnqueuedOf } from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
-import { Claimed, type Definition, type Lane, Outcome } from "./Job.js"
+import { Claimed, type Definition, Outcome, type PoolLane } from "./Job.js"
 
 export const JOBS_CHANNEL = "parley_jobs"
 
@@ -81,6 +86,12 @@ interface Settlement {
   readonly job: Claimed
   readonly outcome: Outcome
 }
+
+/**
+ * When `reschedule` moves a job to: `delay` from now on the database's clock (as `enqueue`'s delay), or
+ * the instant `at`.
+ */
+export type RunAt = { readonly delay: Duration.Input } | { readonly at: DateTime.DateTime }
 
 interface EnqueueOptions {
   /** The conversation the job belongs to: for ordered kinds, the order it keeps. */
@@ -171,14 +182,86 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
      * current run. False when there is no live job.
      */
     const runNow = Effect.fn("JobQueue.runNow")(function*<A, I>(definition: Definition<A, I>, key: string) {
+      // A running job's `run_at` is when its next run is due, if one was asked for (`reschedule`).
       const rows = yield* sql<{ readonly id: JobId }>`
         UPDATE jobs
-        SET run_at = CASE WHEN status = 'pending' THEN least(run_at, now()) ELSE run_at END,
-            rerun = (status = 'running'), updated_at = now()
+        SET run_at = least(run_at, now()), rerun = (status = 'running'), updated_at = now()
         WHERE kind = ${definition.name} AND key = ${key} AND status IN ('pending', 'running')
         RETURNING id`
       if (rows.length > 0) yield* notify(definition.name, 0)
       return rows.length > 0
+    }, Effect.orDie)
+
+    /**
+     * Moves the live job of `key` to `runAt`, earlier or later: a pending one is due then (keeping its
+     * place in its conversation's order: the jobs behind it wait for it); a running one is left to
+     * finish and runs again then (at once if that time has passed by the end of its run), so that
+     * whatever its run may not have seen is covered. False, and nothing queued, when the key has no
+     * live job: the caller enqueues one if it wants one (a debounce: `reschedule`, else `enqueue` with
+     * the delay). On the caller's connection: in its transaction when there is one, and undone with it.
+     * Listening workers are told the new due time at commit, on every instance: a job moved earlier runs
+     * then, not at the next poll. One moved later needs no word: a worker that waited for its old time
+     * claims nothing then, and the claim tells it the new time.
+     */
+    const reschedule = Effect.fn("JobQueue.reschedule")(function*<A, I>(
+      definition: Definition<A, I>,
+      key: string,
+      runAt: RunAt
+    ) {
+      yield* Effect.annotateCurrentSpan({ "job.kind": definition.name })
+      const due = "at" in runAt
+        ? sql`${DateTime.formatIso(runAt.at)}::timestamptz`
+        : sql`now() + make_interval(secs => ${seconds(runAt.delay)})`
+      const update = sql<{ readonly id: JobId; readonly due: number }>`
+        UPDATE jobs
+        SET run_at = ${due}, rerun = rerun OR status = 'running', updated_at = now()
+        WHERE kind = ${definition.name} AND key = ${key} AND status IN ('pending', 'running')
+        RETURNING id, (extract(epoch FROM run_at) * 1000)::float8 AS due`
+      // As `enqueue`'s: on PostgreSQL the notification goes in the same statement.
+      const moved = yield* (embedded
+        ? update
+        : sql<{ readonly id: JobId; readonly due: number }>`
+            WITH moved AS (${update})
+            SELECT id, due, pg_notify(${JOBS_CHANNEL}, ${definition.name} || ' ' || ceil(due)::bigint::text)
+            FROM moved`)
+      const row = moved[0]
+      if (row === undefined) return false
+      if (embedded) yield* notify(definition.name, row.due)
+      return true
+    }, Effect.orDie)
+
+    /**
+     * Removes the pending job of `key`, so that it never runs; an ordered kind's next job of its
+     * conversation, if it waited for this one, may then run. A running job is not stopped: its run
+     * finishes and is recorded as any other (a retry makes it pending again, to be cancelled again); only
+     * the run again asked for meanwhile (`runNow`, `reschedule`) is dropped. True when a run was removed
+     * (the pending job, or the running one's next run). In the caller's transaction when there is one.
+     */
+    const cancel = Effect.fn("JobQueue.cancel")(function*<A, I>(definition: Definition<A, I>, key: string) {
+      yield* Effect.annotateCurrentSpan({ "job.kind": definition.name })
+      return yield* Effect.gen(function*() {
+        if (definition.orderedBy === "conversation") {
+          // The conversation's lock before the job's row, as `enqueue` and `replaceMany` take them (a
+          // job's row first, then the lock in `parley_unblock_next`, could wait for them in a cycle).
+          yield* sql`
+            SELECT pg_advisory_xact_lock(hashtextextended(conversation_id::text, 0)) FROM jobs
+            WHERE kind = ${definition.name} AND key = ${key} AND status = 'pending' AND ordered`
+        }
+        const removed = yield* sql<{ readonly removed: number; readonly unblocked: boolean | null }>`
+          WITH removed AS (
+            DELETE FROM jobs WHERE kind = ${definition.name} AND key = ${key} AND status = 'pending'
+            RETURNING id, ordered, conversation_id, kind),
+          unblocked AS (
+            SELECT parley_unblock_next(conversation_id, kind, id) AS freed FROM removed WHERE ordered)
+          SELECT (SELECT count(*) FROM removed)::int AS removed, (SELECT bool_or(freed) FROM unblocked) AS unblocked`
+        const rerunDropped = yield* sql<{ readonly id: JobId }>`
+          UPDATE jobs SET rerun = false, updated_at = now()
+          WHERE kind = ${definition.name} AND key = ${key} AND status = 'running' AND rerun
+          RETURNING id`
+        // The job let run behind the removed one is due now.
+        if (removed[0]?.unblocked === true) yield* notify(definition.name, 0)
+        return (removed[0]?.removed ?? 0) > 0 || rerunDropped.length > 0
+      }).pipe(inTransaction)
     }, Effect.orDie)
 
     /**
@@ -208,7 +291,7 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
       yield* Effect.annotateCurrentSpan({ "job.kind": definition.name, "job.count": rows.length })
       return yield* Effect.gen(function*() {
         const running = yield* sql<{ readonly key: string }>`
-          UPDATE jobs SET rerun = true, updated_at = now()
+          UPDATE jobs SET rerun = true, run_at = least(run_at, now()), updated_at = now()
           WHERE id IN (
             SELECT id FROM jobs
             WHERE kind = ${definition.name} AND status = 'running'
@@ -289,7 +372,7 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
      * Up to `limit` due jobs of `lane`, leased to `instance`, oldest first, each group within its share;
      * with what the dispatcher needs to wait well when it took fewer than it asked for (see `Round`).
      */
-    const claimRound = (instance: string, lane: Lane, limit: number): Effect.Effect<Round> =>
+    const claimRound = (instance: string, lane: PoolLane, limit: number): Effect.Effect<Round> =>
       claimMany({ instance, kinds: lane.kinds, limit, perGroup: lane.perGroup }).pipe(
         Effect.map((rows): Round => ({
           jobs: rows.flatMap((row) => row.job === null ? [] : [row.job]),
@@ -307,12 +390,15 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
       )
 
     /** The jobs of a `claimRound`. */
-    const claim = (instance: string, lane: Lane, limit: number): Effect.Effect<ReadonlyArray<Claimed>> =>
+    const claim = (instance: string, lane: PoolLane, limit: number): Effect.Effect<ReadonlyArray<Claimed>> =>
       Effect.map(claimRound(instance, lane, limit), (round) => round.jobs)
 
-    /** Jobs whose lease expired (their instance died or stalled) become pending again. */
+    /**
+     * Jobs whose lease expired (their instance died or stalled) become pending again, due when they were
+     * (or when their next run was asked for): that run covers a run again asked for meanwhile.
+     */
     const reap = sql<{ readonly id: JobId }>`
-      UPDATE jobs SET status = 'pending', locked_by = NULL, locked_until = NULL, updated_at = now()
+      UPDATE jobs SET status = 'pending', rerun = false, locked_by = NULL, locked_until = NULL, updated_at = now()
       WHERE id IN (
         SELECT id FROM jobs WHERE status = 'running' AND locked_until < now() ORDER BY id FOR UPDATE SKIP LOCKED)
         AND status = 'running' AND locked_until < now()
@@ -351,14 +437,20 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
         Effect.orDie
       )
 
-    /** A done job: due again at once if a rerun was asked for meanwhile (`runNow`), else finished. */
+    /**
+     * When a job whose run again was asked for meanwhile is next due: at the time asked for
+     * (`reschedule`), at once if that has passed (`runNow`).
+     */
+    const rerunAt = sql`CASE WHEN rerun THEN greatest(run_at, now()) ELSE now() END`
+
+    /** A done job: due again if a rerun was asked for meanwhile (`runNow`, `reschedule`), else finished. */
     const doneColumns = sql`status = CASE WHEN rerun THEN 'pending' ELSE 'done' END,
-      finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
+      finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = ${rerunAt}, rerun = false,
       locked_until = NULL, locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()`
 
-    /** A retried job: pending again after `delay` seconds (at once if a rerun was asked for), with `error`. */
+    /** A retried job: pending again after `delay` seconds (when a rerun is due, if one was asked for), with `error`. */
     const retryColumns = (delay: Statement.Fragment, error: Statement.Fragment) =>
-      sql`status = 'pending', run_at = CASE WHEN rerun THEN now() ELSE now() + make_interval(secs => ${delay}) END,
+      sql`status = 'pending', run_at = CASE WHEN rerun THEN greatest(run_at, now()) ELSE now() + make_interval(secs => ${delay}) END,
       rerun = false, last_error = ${error}, locked_until = NULL, locked_by = NULL, updated_at = now()`
 
     /**
@@ -391,7 +483,7 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
           ),
         Dead: ({ error }) =>
           ending(sql`UPDATE jobs SET status = CASE WHEN rerun THEN 'pending' ELSE 'dead' END,
-                  finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = now(), rerun = false,
+                  finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = ${rerunAt}, rerun = false,
                   last_error = ${error}, locked_until = NULL,
                   locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()
               WHERE ${guard}`)
@@ -447,9 +539,12 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
       )
     }
 
-    /** Gives a job back untouched (shutdown): due again at once, its attempt not counted. */
+    /**
+     * Gives a job back untouched (shutdown): due again when it was (or when its next run was asked for,
+     * which covers this one), its attempt not counted.
+     */
     const release = (job: Claimed, instance: string) =>
-      sql`UPDATE jobs SET status = 'pending', attempts = greatest(attempts - 1, 0), locked_until = NULL,
+      sql`UPDATE jobs SET status = 'pending', attempts = greatest(attempts - 1, 0), rerun = false, locked_until = NULL,
               locked_by = NULL, updated_at = now()
           WHERE id = ${job.id} AND locked_by = ${instance} AND status = 'running' AND attempts = ${job.attempts}`.pipe(
         Effect.asVoid,
@@ -497,6 +592,8 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
       signals,
       enqueue,
       runNow,
+      reschedule,
+      cancel,
       replaceMany,
       cancelGroups,
       claimRound,

@@ -1,17 +1,23 @@
 /**
  * The worker pool: for each lane (`Job.Lane`: replies, deliveries…) one dispatcher fiber claims due jobs
  * of the lane's kinds, in batches, while fewer than the lane's concurrency run, and forks each into a
- * `FiberMap` keyed by job id. Lanes never wait for each other, and within a lane no group (a workspace,
- * an integration) runs more than its share (see `JobQueue.claim`). A kind with a batch handler
- * (`Job.handleBatch`: deliveries) runs a claim's jobs of one group in one fiber, a statement per step for
- * all of them, and settles the done ones in one statement: its jobs then end, and are claimed, together
- * (a delivery went from 4.5 statements to about one, docs/performance.md). Built from Effect primitives:
+ * `FiberMap` keyed by job id. The lanes are those of the kinds registered with the pool (`Job.handlers`
+ * layers, given to `WorkersLive`), each claiming only its registered kinds; the pool refuses to start
+ * when they do not add up (`Job.lanesOf`). Lanes never wait for each other, and within a lane no group
+ * (a workspace, an integration) runs more than its share (see `JobQueue.claim`). A kind with a batch
+ * handler (`Job.handleBatch`: deliveries) runs a claim's jobs of one group in one fiber, a statement per
+ * step for all of them, and settles the done ones in one statement: its jobs then end, and are claimed,
+ * together (a delivery went from 4.5 statements to about one, docs/performance.md). Built from Effect
+ * primitives:
  * - a count of jobs in flight and a latch per lane; a latch wakes the dispatcher. The latch is closed
  *   *before* each claim, so a notification that arrives between an empty claim and the wait is not lost;
  * - notifications carry the job's due time: a debounced job wakes the dispatcher when it is due, not
- *   at the next poll. They come from `LISTEN` on PostgreSQL (a connection of the pool held for it,
- *   probed, re-established when it drops: `Listener.ts`) and from the queue itself on the embedded
- *   database (one connection: a claim waits for the enqueuing transaction to commit);
+ *   at the next poll; so does a job moved earlier (`JobQueue.reschedule`), on every instance. A job
+ *   moved later needs none: a dispatcher that waited for its old time claims nothing then, and learns
+ *   the new one from that claim (`Round.wait`). They come from `LISTEN` on PostgreSQL (a connection of
+ *   the pool held for it, probed, re-established when it drops: `Listener.ts`) and from the queue
+ *   itself on the embedded database (one connection: a claim waits for the enqueuing transaction to
+ *   commit);
  * - one heartbeat renews the leases of every running job; a job whose lease was lost (another instance
  *   took it after this one stalled) is interrupted;
  * - a job is claimed and forked uninterruptibly, with its release registered before it can be
@@ -50,7 +56,7 @@ import {
   queueDepth
 } from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
-import { type Claimed, type Handler, Handlers, type Lane, Lanes, Outcome } from "./Job.js"
+import { type Claimed, type Handler, lanesOf, Outcome, type PoolLane, Registry } from "./Job.js"
 
 /** A batch kind's handler. */
 type BatchRun = Extract<Handler["run"], { readonly _tag: "batch" }>["run"]
@@ -74,13 +80,19 @@ const noStackTrace = { captureStackTrace: false } as const
 
 const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n")[0]?.slice(0, 1000) ?? "failed"
 
-export const WorkersLive = Layer.effectDiscard(
+/**
+ * The pool, running the handlers `jobs` registers (the features' `Job.handlers` layers, merged). Each
+ * call makes a pool with a registry of its own, built before the pool reads it. (Within one build a
+ * layer is built once: a second pool of the same `jobs` in one build needs `Layer.fresh`.)
+ */
+export const WorkersLive = <E, R>(jobs: Layer.Layer<never, E, R>) => Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig.WorkerConfig
     const lease = yield* AppConfig.JobLease
     const queue = yield* JobQueue
-    const handlers = yield* Handlers
-    const lanes = yield* Lanes
+    const registered = yield* Effect.flatMap(Effect.service(Registry), (registry) => registry.registered)
+    const lanes = yield* Effect.fromResult(lanesOf(registered, config))
+    const handlers = new Map(registered.map((handler) => [handler.name, handler]))
     const database = yield* DatabaseKind
     const instance = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString("hex")}`
 
@@ -202,7 +214,7 @@ export const WorkersLive = Layer.effectDiscard(
       )
 
     /** One lane's dispatcher and what wakes it. */
-    const makeLane = (lane: Lane) =>
+    const makeLane = (lane: PoolLane) =>
       Effect.gen(function*() {
         /** Jobs of this lane running in this instance (only the dispatcher adds to it). */
         const inFlight = yield* Ref.make(0)
@@ -422,4 +434,4 @@ export const WorkersLive = Layer.effectDiscard(
       })
     )
   })
-)
+).pipe(Layer.provide(jobs), Layer.provide(Layer.effect(Registry, Registry.make)))
