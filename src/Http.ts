@@ -58,8 +58,9 @@ import { HealthHttpLive } from "./Health/Http.js"
 import { HelpdeskHttpLive } from "./Helpdesk/Http.js"
 import { IntegrationsHttpLive } from "./Integrations/Http.js"
 import { clientClosed, createServer, observeRejections, refusedBody, type Rejection } from "./NodeServer.js"
-import { accessLog, routeTemplates, writeAccessRecord } from "./Observability/AccessLog.js"
+import { accessLog, writeAccessRecord } from "./Observability/AccessLog.js"
 import { httpDurationOf, httpRequestsOf } from "./Observability/Metrics.js"
+import { routeOf } from "./Routes.js"
 import { isDatabaseUnavailable, isForeignKeyViolation } from "./Sql.js"
 
 /** Deepest JSON nesting a body may have (objects and arrays). */
@@ -271,7 +272,6 @@ const EdgeLive = HttpRouter.middleware(
   Effect.gen(function*() {
     const limit = yield* AppConfig.BodyLimit
     const maxBodySize = ByteSize.bytes(limit)
-    const routeOf = routeTemplates()
 
     const record = (request: HttpServerRequest.HttpServerRequest, started: number, status: number) =>
       Effect.gen(function*() {

@@ -4,8 +4,10 @@
  * webhook off and the event dead; anything else — a status, a time-out, or a failure before the POST
  * (an integration or a secret that cannot be read) — is retried per `Retry.ts` until the retry window
  * closes, then the event is dead with the reason. Failures that retrying cannot cure (the integration
- * is gone or disabled, the SSRF guard refused the address) make it dead at once. A dead event no longer
- * holds back the events of its conversation. The attempts of one claim to one integration run as a
+ * is gone or disabled, the SSRF guard refused the address) make it dead at once: what an attempt ended
+ * with is an `Ending`, and what follows is decided by `decide` (`Decide.ts`), in the batch and in the
+ * settlement under the event's lock alike. A dead event no longer holds back the events of its
+ * conversation. The attempts of one claim to one integration run as a
  * batch (`deliverMany`): a statement per step for all of them, and only the uncommon outcomes (a 410,
  * giving up, an event replayed meanwhile) settled one by one under the event's lock.
  */
@@ -14,11 +16,11 @@ import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import type * as Tracer from "effect/Tracer"
 import * as AppConfig from "../Config.js"
 import type { Delivery } from "../Domain/Delivery.js"
@@ -29,8 +31,8 @@ import { type DeliveryTarget, IntegrationsRepo } from "../Integrations/Repo.js"
 import { Outcome } from "../Jobs/Job.js"
 import { deliveryAttemptDuration, deliveryAttemptsOf, deliveryDeadOf, deliveryLatency } from "../Observability/Metrics.js"
 import { type WebhookSecrets, Workspaces } from "../Workspaces/Workspaces.js"
+import { decide, type Decision, Ending, errorOf, outcomeOf, snippetOf, statusCodeOf } from "./Decide.js"
 import { DeliveriesRepo } from "./Repo.js"
-import { nextAttempt, parseRetryAfter } from "./Retry.js"
 import { signatureHeaders } from "./Signature.js"
 import { internalLiteral, SsrfRefused } from "./Ssrf.js"
 import { WebhookClient, WebhookClientLive, WebhookTimeout } from "./WebhookClient.js"
@@ -44,13 +46,7 @@ const USER_AGENT = "Parley-Webhooks/1"
 interface AttemptResult {
   readonly startedAt: DateTime.Utc
   readonly latencyMs: number
-  readonly statusCode: number | null
-  /** Null when delivered. */
-  readonly error: string | null
-  readonly snippet: string | null
-  readonly retryAfter: string | undefined
-  /** Retrying cannot help: the event is dead at once. */
-  readonly final: boolean
+  readonly ending: Ending
 }
 
 /** Where and how a batch's attempts to one integration are sent. */
@@ -62,11 +58,8 @@ interface Route {
   readonly secrets: WebhookSecrets
 }
 
-/** Why a batch's attempts to one integration are not sent; `final`: retrying cannot help. */
-interface Unsent {
-  readonly error: string
-  readonly final: boolean
-}
+/** Why a batch's attempts to one integration are not sent. */
+type Unsent = Extract<Ending, { readonly _tag: "NotSent" | "Refused" }>
 
 /** The integration's custom headers that can be sent (rows saved before a rule existed may hold others). */
 const sendable = (headers: Readonly<Record<string, string>>): Record<string, string> => {
@@ -90,15 +83,15 @@ const messageOf = (cause: Cause.Cause<unknown>): string => {
   return first instanceof Error && first.cause instanceof Error ? `${message}: ${first.cause.message}` : message
 }
 
-const describeFailure = (cause: Cause.Cause<unknown>): { readonly error: string; readonly final: boolean } => {
+const describeFailure = (cause: Cause.Cause<unknown>): Ending => {
   const refused = refusal(Cause.squash(cause))
-  if (refused !== undefined) return { error: refused.message, final: true }
+  if (refused !== undefined) return Ending.Refused({ reason: refused.message })
   // The POST's own failure and nothing else (what a time-out is).
   const [only, ...others] = cause.reasons
   if (others.length === 0 && only !== undefined && Cause.isFailReason(only) && only.error instanceof WebhookTimeout) {
-    return { error: "Timed out", final: false }
+    return Ending.TimedOut()
   }
-  return { error: messageOf(cause).slice(0, 1000), final: false }
+  return Ending.TransportFailed({ message: messageOf(cause).slice(0, 1000) })
 }
 
 /** Running under a span captures a stack trace unless told not to: it would point into the loop, per event. */
@@ -122,18 +115,16 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
     const config = yield* AppConfig.DeliveryConfig
     const mode = yield* AppConfig.Mode
 
-    const post = (url: string, headers: Record<string, string>, body: string) =>
+    const post = (url: string, headers: Record<string, string>, body: string): Effect.Effect<Ending> =>
       client.post({ url, headers, body, keep: SNIPPET, timeout: config.timeout }).pipe(
-        Effect.map((answer) => ({
-          statusCode: answer.status,
-          error: answer.status >= 200 && answer.status < 300 ? null : `HTTP ${answer.status}`,
-          snippet: answer.body,
-          retryAfter: answer.retryAfter,
-          final: false
-        })),
-        Effect.catchCause((cause) =>
-          Effect.succeed({ statusCode: null, snippet: null, retryAfter: undefined, ...describeFailure(cause) })
-        )
+        Effect.map((answer) =>
+          answer.status >= 200 && answer.status < 300
+            ? Ending.Delivered({ status: answer.status, body: answer.body })
+            : answer.status === 410
+            ? Ending.Gone({ body: answer.body })
+            : Ending.Rejected({ status: answer.status, body: answer.body, retryAfter: answer.retryAfter })
+        ),
+        Effect.catchCause((cause) => Effect.succeed(describeFailure(cause)))
       )
 
     /**
@@ -143,18 +134,17 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
      */
     const route = (target: Option.Option<DeliveryTarget>): Effect.Effect<Route | Unsent> =>
       Effect.gen(function*() {
-        if (Option.isNone(target)) return { error: "Integration deleted", final: true } as const
+        if (Option.isNone(target)) return Ending.Refused({ reason: "Integration deleted" })
         const settings = target.value.integration.settings
         if (!settings.webhookEnabled) {
-          return {
-            error: "Webhook disabled (a 410 Gone, or webhookEnabled: false); re-enable it with update-settings, then replay",
-            final: true
-          } as const
+          return Ending.Refused({
+            reason: "Webhook disabled (a 410 Gone, or webhookEnabled: false); re-enable it with update-settings, then replay"
+          })
         }
         const url = settings.webhook.url
         const literal = mode === "production" ? internalLiteral(url) : undefined
         if (literal !== undefined) {
-          return { error: `SSRF guard: ${literal} is internal; refused in production mode`, final: true } as const
+          return Ending.Refused({ reason: `SSRF guard: ${literal} is internal; refused in production mode` })
         }
         const secrets = yield* workspaces.openWebhookSecrets(target.value.secrets)
         return {
@@ -167,7 +157,7 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
         Effect.catchCause((cause) =>
           Cause.hasInterruptsOnly(cause)
             ? Effect.failCause(cause)
-            : Effect.succeed({ error: `Not sent: ${messageOf(cause)}`.slice(0, 1000), final: false } as const)
+            : Effect.succeed(Ending.NotSent({ reason: `Not sent: ${messageOf(cause)}`.slice(0, 1000) }))
         )
       )
 
@@ -187,29 +177,25 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
             })
           }
           yield* Effect.annotateCurrentSpan({ "server.address": to.host })
-          const result = yield* post(to.url, headers, event.body)
+          const ending = yield* post(to.url, headers, event.body)
           const finished = yield* DateTime.now
-          return { ...result, startedAt, latencyMs: finished.epochMilliseconds - startedAt.epochMilliseconds }
+          return { ending, startedAt, latencyMs: finished.epochMilliseconds - startedAt.epochMilliseconds }
         })
-        : Effect.map(DateTime.now, (startedAt) => ({
-          startedAt,
-          latencyMs: 0,
-          statusCode: null,
-          snippet: null,
-          retryAfter: undefined,
-          ...to
-        }))
+        : Effect.map(DateTime.now, (startedAt) => ({ startedAt, latencyMs: 0, ending: to }))
 
-    const log = (event: Delivery, number: number, result: AttemptResult) =>
-      Effect.annotateLogs({
+    const log = (event: Delivery, number: number, result: AttemptResult) => {
+      const statusCode = statusCodeOf(result.ending)
+      const error = errorOf(result.ending)
+      return Effect.annotateLogs({
         "integration.id": event.integrationId,
         "event.id": event.id,
         "event.kind": event.event,
         "delivery.attempt": number,
         "delivery.latency_ms": result.latencyMs,
-        ...(result.statusCode !== null ? { "http.response.status_code": result.statusCode } : {}),
-        ...(result.error !== null ? { error: result.error } : {})
+        ...(statusCode !== null ? { "http.response.status_code": statusCode } : {}),
+        ...(error !== null ? { error } : {})
       })
+    }
 
     /** The attempt's row for `recordAttempts`: delivered when it has no error, else failed until `nextRetryAt`. */
     const attemptRow = (event: Delivery, result: AttemptResult, at: DateTime.Utc, nextRetryAt: DateTime.Utc | null) => ({
@@ -217,26 +203,21 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
       generation: event.generation,
       startedAt: result.startedAt,
       latencyMs: result.latencyMs,
-      statusCode: result.statusCode,
-      error: result.error,
-      responseSnippet: result.snippet,
+      statusCode: statusCodeOf(result.ending),
+      error: errorOf(result.ending),
+      responseSnippet: snippetOf(result.ending),
       nextRetryAt,
       at
     })
 
-    /**
-     * What a failed attempt (not a 410) of `event` leads to: the next one, or giving up (the retry
-     * window closed, or retrying cannot help).
-     */
-    const afterFailure = (event: Delivery, result: AttemptResult, now: DateTime.Utc) =>
-      (result.final ? Effect.succeed({ _tag: "GiveUp" } as const) : nextAttempt(config, {
-        attempt: event.attempts + 1,
-        createdAt: event.replayedAt ?? event.createdAt,
-        now,
-        retryAfter: parseRetryAfter(result.retryAfter, now)
-      })).pipe(
-        Effect.map((next) => next._tag === "GiveUp" ? next : { ...next, nextRetryAt: DateTime.addDuration(now, next.delay) })
-      )
+    /** What `event`'s attempt leads to (`decide`), in the retry window its creation or last replay opened. */
+    const decision = (event: Delivery, result: AttemptResult, now: DateTime.Utc) =>
+      Effect.map(Random.next, (random) =>
+        decide(result.ending, event.attempts + 1, config, {
+          opened: event.replayedAt ?? event.createdAt,
+          now,
+          random
+        }))
 
     /** A failed attempt recorded as attempt `number`: its `warn` record, its span's next attempt. */
     const failed = (event: Delivery, number: number, result: AttemptResult, nextRetryAt: DateTime.Utc) =>
@@ -273,8 +254,8 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
             id: event.id,
             status: event.status,
             attempts: number,
-            lastStatusCode: result.statusCode,
-            lastError: result.error,
+            lastStatusCode: statusCodeOf(result.ending),
+            lastError: errorOf(result.ending),
             nextAttemptAt: event.nextAttemptAt,
             deliveredAt: event.deliveredAt,
             deadAt: event.deadAt,
@@ -286,9 +267,9 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
             attempt: number,
             startedAt: result.startedAt,
             latencyMs: result.latencyMs,
-            statusCode: result.statusCode,
-            error: result.error,
-            responseSnippet: result.snippet,
+            statusCode: statusCodeOf(result.ending),
+            error: errorOf(result.ending),
+            responseSnippet: snippetOf(result.ending),
             nextRetryAt
           })
         const dead = (error: string) =>
@@ -307,30 +288,33 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
           yield* write({})
           return done
         }
-        if (result.error === null && result.statusCode !== null) {
-          // Its batch tried this without the lock first; here only if the event row went away since.
-          const recorded = yield* repo.recordAttempts([attemptRow(event, result, now, null)])
-          for (const { attempt } of recorded) yield* delivered(event, attempt, result, now)
-          return done
+        const next = yield* decision(event, result, now)
+        switch (next._tag) {
+          case "Delivered": {
+            // Its batch tried this without the lock first; here only if the event row went away since.
+            const recorded = yield* repo.recordAttempts([attemptRow(event, result, now, null)])
+            for (const { attempt } of recorded) yield* delivered(event, attempt, result, now)
+            return done
+          }
+          case "Disabled": {
+            yield* record(null)
+            yield* integrations.setWebhookEnabled(event.integrationId, false)
+            yield* Effect.logError("Receiver answered 410 Gone: webhook disabled").pipe(log(event, number, result))
+            yield* dead("410 Gone: webhook disabled")
+            return done
+          }
+          case "GiveUp": {
+            yield* record(null)
+            yield* dead(next.error)
+            return done
+          }
+          case "Retry": {
+            yield* record(next.at)
+            yield* write({ status: "failed", nextAttemptAt: next.at })
+            yield* failed(event, number, result, next.at)
+            return Outcome.Retry({ delay: next.delay, error: next.error })
+          }
         }
-        if (result.statusCode === 410) {
-          yield* record(null)
-          yield* integrations.setWebhookEnabled(event.integrationId, false)
-          yield* Effect.logError("Receiver answered 410 Gone: webhook disabled").pipe(log(event, number, result))
-          yield* dead("410 Gone: webhook disabled")
-          return done
-        }
-        const error = result.error ?? "failed"
-        const next = yield* afterFailure(event, result, now)
-        if (next._tag === "GiveUp") {
-          yield* record(null)
-          yield* dead(error)
-          return done
-        }
-        yield* record(next.nextRetryAt)
-        yield* write({ status: "failed", nextAttemptAt: next.nextRetryAt })
-        yield* failed(event, number, result, next.nextRetryAt)
-        return Outcome.Retry({ delay: next.delay, error })
       }).pipe(sql.withTransaction, Effect.orDie)
 
     /** One event's attempt, under its own span; its metrics and span attributes. */
@@ -344,12 +328,12 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
           "workspace.id": event.workspaceId
         })
         const result = yield* attempt(event, to)
-        const outcome = result.error === null ? "delivered" : result.statusCode === 410 ? "gone" : "failed"
-        yield* Metric.update(deliveryAttemptsOf(event.event, outcome), 1)
+        const error = errorOf(result.ending)
+        yield* Metric.update(deliveryAttemptsOf(event.event, outcomeOf(result.ending)), 1)
         yield* Metric.update(deliveryAttemptDuration, result.latencyMs / 1000)
         yield* Effect.annotateCurrentSpan({
-          "http.response.status_code": result.statusCode ?? 0,
-          ...(result.error !== null ? { "error.type": result.error.slice(0, 200) } : {})
+          "http.response.status_code": statusCodeOf(result.ending) ?? 0,
+          ...(error !== null ? { "error.type": error.slice(0, 200) } : {})
         })
         return result
       })
@@ -384,7 +368,7 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
           if (event === undefined) return Effect.succeed(Outcome.Dead({ error: `Event ${eventId} not found` }))
           // Settled since this job was queued; a replay sets it pending again.
           if (event.status === "delivered" || event.status === "dead") return Effect.succeed(Outcome.Done())
-          const to = routes.get(event.integrationId) ?? { error: "Integration deleted", final: true }
+          const to = routes.get(event.integrationId) ?? Ending.Refused({ reason: "Integration deleted" })
           return attemptOne(event, to).pipe(
             Effect.map((result) => ({ event, result, span })),
             Effect.withParentSpan(span, noStackTrace)
@@ -396,16 +380,19 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
         const decided = yield* Effect.forEach(attempted, (item): Effect.Effect<{
           readonly item: (typeof attempted)[number]
           readonly row: ReturnType<typeof attemptRow> | undefined
-          readonly next: { readonly delay: Duration.Duration; readonly nextRetryAt: DateTime.Utc } | undefined
+          readonly next: Decision | undefined
         }> => {
           if (!("event" in item)) return Effect.succeed({ item, row: undefined, next: undefined })
           const { event, result } = item
-          if (result.error === null) return Effect.succeed({ item, row: attemptRow(event, result, now, null), next: undefined })
-          if (result.statusCode === 410) return Effect.succeed({ item, row: undefined, next: undefined })
-          return Effect.map(afterFailure(event, result, now), (next) =>
-            next._tag === "GiveUp"
-              ? { item, row: undefined, next: undefined }
-              : { item, row: attemptRow(event, result, now, next.nextRetryAt), next })
+          return Effect.map(decision(event, result, now), (next) => ({
+            item,
+            row: next._tag === "Delivered"
+              ? attemptRow(event, result, now, null)
+              : next._tag === "Retry"
+              ? attemptRow(event, result, now, next.at)
+              : undefined,
+            next
+          }))
         })
         const rows = decided.flatMap(({ row }) => row === undefined ? [] : [row])
         const recorded = new Map(
@@ -415,14 +402,11 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
           if (!("event" in item)) return Effect.succeed(item)
           const { event, result, span } = item
           const number = recorded.get(event.id)
-          const outcome = number === undefined
+          const outcome = number === undefined || next === undefined
             ? settle(event, result)
-            : next === undefined
-            ? Effect.as(delivered(event, number, result, now), Outcome.Done())
-            : Effect.as(
-              failed(event, number, result, next.nextRetryAt),
-              Outcome.Retry({ delay: next.delay, error: result.error ?? "failed" })
-            )
+            : next._tag === "Retry"
+            ? Effect.as(failed(event, number, result, next.at), Outcome.Retry({ delay: next.delay, error: next.error }))
+            : Effect.as(delivered(event, number, result, now), Outcome.Done())
           return Effect.withParentSpan(outcome, span, noStackTrace)
           // A settlement is a transaction: a batch's must not take the pool from the HTTP requests.
         }, { concurrency: SETTLING })

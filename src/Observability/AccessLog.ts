@@ -10,7 +10,7 @@
  *   (OpenTelemetry), and in its own `:param` form: the span's attribute is rewritten here, so that the
  *   span, this record and the metric name a route alike. Without a tracer, and for requests the router
  *   never saw (a 413 or a malformed body answered at the edge, a client gone mid-body), it is the
- *   template of the route the path matches (`routeTemplates`), set on the span as well; paths of no
+ *   template of the route the path matches (`routeOf`, `Routes.ts`), set on the span as well; paths of no
  *   route (404s) are logged as `url.path`, with id-like segments replaced by `{id}`. The query string
  *   is never logged (it may hold an `access_token`).
  * - `workspace.id` is the authenticated caller's workspace, as the auth middleware wrote it on the span.
@@ -28,20 +28,15 @@ import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import * as HttpApi from "effect/http-api/HttpApi"
 import * as Option from "effect/Option"
-import type * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
-import { Api } from "../Api.js"
+import { routeOf } from "../Routes.js"
 
 const REQUEST_ID = /^[A-Za-z0-9._:+/=-]{1,128}$/
 
 /** The caller's request id when it is one, else a new one. */
 export const requestIdOf = (header: string | undefined): string =>
   header !== undefined && REQUEST_ID.test(header) ? header : crypto.randomUUID()
-
-/** `/v1/customer/:id` → `/v1/customer/{id}`, as the `http_route` metric label has it. */
-const braced = (path: string) => path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}")
 
 const ID_SEGMENT = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+|(?=[^/]*\d)[A-Za-z0-9_.~%+=-]{16,})$/i
 
@@ -52,50 +47,6 @@ export const anonymizedPath = (url: string): string =>
     .map((segment) => (ID_SEGMENT.test(segment) ? "{id}" : segment))
     .join("/")
     .slice(0, 200)
-
-interface Template {
-  readonly method: string
-  readonly pattern: RegExp
-  readonly template: string
-}
-
-/** The routes Parley serves besides the API's endpoints (`Http.ts`). */
-const OTHER_ROUTES: ReadonlyArray<readonly [method: string, path: string]> = [["GET", "/openapi.json"], ["GET", "/docs"]]
-
-/** Every route Parley serves, as patterns: the API's endpoints, `/openapi.json` and `/docs`. */
-const templates = (): ReadonlyArray<Template> => {
-  const out: Array<Template> = []
-  const add = (method: string, path: string) =>
-    out.push({
-      method,
-      // As the router matches: letter case aside.
-      pattern: new RegExp(`^${path.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, "[^/]+")}/?$`, "i"),
-      template: braced(path)
-    })
-  HttpApi.reflect(Api, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint }) => add(endpoint.method, endpoint.path)
-  })
-  for (const [method, path] of OTHER_ROUTES) add(method, path)
-  return out
-}
-
-/**
- * The template of the route a request is for (see the module comment): the router's, from the span,
- * else the one its method and path match, as the router reads them (repeated slashes are one; `HEAD`
- * is served by `GET`).
- */
-export const routeTemplates = () => {
-  const table = templates()
-  const find = (method: string, path: string) =>
-    table.find((route) => route.method === method && route.pattern.test(path))?.template
-  return (request: HttpServerRequest.HttpServerRequest, span: Option.Option<Tracer.Span>): Option.Option<string> => {
-    const matched = Option.isSome(span) ? span.value.attributes.get("http.route") : undefined
-    if (typeof matched === "string") return Option.some(braced(matched))
-    const path = (request.url.split("?")[0] ?? request.url).replace(/\/{2,}/g, "/")
-    return Option.fromNullishOr(find(request.method, path) ?? (request.method === "HEAD" ? find("GET", path) : undefined))
-  }
-}
 
 /** One access record's content (see the module comment). */
 export interface AccessRecord {
@@ -137,42 +88,40 @@ export const writeAccessRecord = (record: AccessRecord): Effect.Effect<void> => 
 }
 
 /** The access-log middleware (see the module comment), for `HttpRouter.serve`. */
-export const accessLog = (options: { readonly enabled: boolean }) => {
-  const routeOf = routeTemplates()
-  return <E, R>(
-    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const started = yield* Clock.currentTimeNanos
-      const requestId = requestIdOf(request.headers["x-request-id"])
-      const span = yield* Effect.option(Effect.currentSpan)
-      if (Option.isSome(span)) span.value.attribute("request.id", requestId)
-      yield* HttpEffect.appendPreResponseHandler((_, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
-      )
-      const exit = yield* Effect.exit(Effect.annotateLogs(app, "request.id", requestId))
-      const route = routeOf(request, span)
-      // The span ends after this middleware: its route is the template, as in the record and the metric.
-      if (Option.isSome(span) && Option.isSome(route)) span.value.attribute("http.route", route.value)
-      if (!options.enabled) return yield* exit
+export const accessLog = (options: { readonly enabled: boolean }) =>
+<E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const started = yield* Clock.currentTimeNanos
+    const requestId = requestIdOf(request.headers["x-request-id"])
+    const span = yield* Effect.option(Effect.currentSpan)
+    if (Option.isSome(span)) span.value.attribute("request.id", requestId)
+    yield* HttpEffect.appendPreResponseHandler((_, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+    )
+    const exit = yield* Effect.exit(Effect.annotateLogs(app, "request.id", requestId))
+    const route = routeOf(request, span)
+    // The span ends after this middleware: its route is the template, as in the record and the metric.
+    if (Option.isSome(span) && Option.isSome(route)) span.value.attribute("http.route", route.value)
+    if (!options.enabled) return yield* exit
 
-      const attribute = (key: string) =>
-        Option.flatMap(span, (span) => {
-          const value = span.attributes.get(key)
-          return typeof value === "string" ? Option.some(value) : Option.none()
-        })
-      yield* writeAccessRecord({
-        method: request.method,
-        route,
-        url: request.url,
-        status: HttpServerError.exitResponse(exit).status,
-        durationMs: Number((yield* Clock.currentTimeNanos) - started) / 1e6,
-        workspaceId: attribute("workspace.id"),
-        requestId,
-        // A body Node's parser refused (`Http.ts` sets its code on the span).
-        ...Option.match(attribute("error.type"), { onSome: (errorType) => ({ errorType }), onNone: () => ({}) })
+    const attribute = (key: string) =>
+      Option.flatMap(span, (span) => {
+        const value = span.attributes.get(key)
+        return typeof value === "string" ? Option.some(value) : Option.none()
       })
-      return yield* exit
+    yield* writeAccessRecord({
+      method: request.method,
+      route,
+      url: request.url,
+      status: HttpServerError.exitResponse(exit).status,
+      durationMs: Number((yield* Clock.currentTimeNanos) - started) / 1e6,
+      workspaceId: attribute("workspace.id"),
+      requestId,
+      // A body Node's parser refused (`Http.ts` sets its code on the span).
+      ...Option.match(attribute("error.type"), { onSome: (errorType) => ({ errorType }), onNone: () => ({}) })
     })
-}
+    return yield* exit
+  })

@@ -13,9 +13,9 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import * as Random from "effect/Random"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
+import * as Backoff from "../../Backoff.js"
 import { aiRequestsOf } from "../../Observability/Metrics.js"
 import type { ModelSettings, Usage } from "./Contract.js"
 import { AiUnavailable, type AttemptFailure, AttemptTimedOut, classify } from "./Errors.js"
@@ -40,6 +40,15 @@ export const defaultRetryPolicy: RetryPolicy = {
   maxDelay: Duration.seconds(10)
 }
 
+/** The policy's backoff: doubling from `baseDelay`, capped at `maxDelay`, then ±20 % jitter (up to 1.2 × it). */
+export const backoffOf = (policy: Pick<RetryPolicy, "baseDelay" | "maxDelay">): Backoff.Backoff => ({
+  base: policy.baseDelay,
+  factor: 2,
+  max: policy.maxDelay,
+  jitter: 0.2,
+  cap: "exponential"
+})
+
 /** The budget one reply (or one title / summary) shares across its model calls, in milliseconds. */
 export type RetryBudget = Ref.Ref<number>
 
@@ -59,10 +68,7 @@ export const retrySchedule = (policy: RetryPolicy, budget: RetryBudget): Schedul
       Effect.gen(function*() {
         const remaining = yield* Ref.updateAndGet(budget, (left) => left - failure.elapsedMs)
         if (!failure.transient || retries >= policy.maxRetries) return yield* Cause.done(retries)
-        const backoff = Math.min(
-          Duration.toMillis(policy.baseDelay) * 2 ** retries,
-          Duration.toMillis(policy.maxDelay)
-        ) * (yield* Random.nextBetween(0.8, 1.2))
+        const backoff = Duration.toMillis(yield* Backoff.next(backoffOf(policy), retries + 1))
         const delay = Math.ceil(Math.max(backoff, failure.retryAfterMs ?? 0))
         if (delay > remaining) return yield* Cause.done(retries)
         yield* Ref.set(budget, remaining - delay)
