@@ -45,6 +45,7 @@ import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
+import * as Backoff from "../Backoff.js"
 import * as AppConfig from "../Config.js"
 import type { JobId } from "../Domain/Ids.js"
 import {
@@ -66,8 +67,15 @@ import { JOBS_CHANNEL, JobQueue } from "./Queue.js"
 /** Most jobs one claim takes (more free slots: claimed in several rounds). */
 const CLAIM_BATCH = 64
 
-/** Default backoff for failed jobs: 1 s, 2 s, 4 s… capped at 5 minutes. */
-const backoff = (attempts: number) => Duration.millis(Math.min(300_000, 1000 * 2 ** Math.max(0, attempts - 1)))
+/** Default backoff for failed jobs: 1 s, 2 s, 4 s… capped at 5 minutes, without jitter. */
+const jobBackoff: Backoff.Backoff = {
+  base: Duration.seconds(1),
+  factor: 2,
+  max: Duration.minutes(5),
+  jitter: 0,
+  cap: "jittered"
+}
+const backoff = (attempts: number) => Backoff.delay(jobBackoff, attempts, 0.5)
 
 /** The request's span, from the W3C `traceparent` stored with the job. */
 const parentSpan = (job: Claimed): Option.Option<Tracer.ExternalSpan> =>
