@@ -395,9 +395,17 @@ describe("admin API /admin/v1", () => {
         const token = yield* client.admin.createToken({ params: { workspaceId: workspace.id }, payload: { name: "typed" } })
         const tokens = yield* client.admin.listTokens({ params: { workspaceId: workspace.id } })
         expect(tokens.map((t) => [t.name, t.revokedAt])).toEqual([["default", null], ["typed", null]])
+        // The real clock (this test runs on the TestClock; the server's does not).
+        const beforeRevoke = Date.now()
         yield* client.admin.revokeToken({ params: { tokenId: token.id } })
+        const afterRevoke = Date.now()
         const after = yield* client.admin.listTokens({ params: { workspaceId: workspace.id } })
-        expect(after.find((t) => t.id === token.id)?.revokedAt).not.toBeNull()
+        // The revoked token, and only it, carries the instant it was revoked.
+        expect(after.map((t) => [t.id, t.revokedAt === null])).toEqual([[tokens[0]!.id, true], [token.id, false]])
+        const revokedAt = after.find((t) => t.id === token.id)?.revokedAt
+        expect(DateTime.isDateTime(revokedAt) ? revokedAt.epochMilliseconds : revokedAt).toSatisfy(
+          (millis) => typeof millis === "number" && millis >= beforeRevoke && millis <= afterRevoke
+        )
 
         const tone = yield* client.admin.createTone({
           params: { workspaceId: workspace.id },

@@ -10,7 +10,10 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-tr
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { identity } from "effect/Function"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
+import * as TestClock from "effect/testing/TestClock"
 import { Agent, makeAgent } from "../../src/Ai/Llm/Agent.js"
 import type { AgentFeatures, AgentRequest, ModelSettings, Passage, PastConversation } from "../../src/Ai/Llm/Contract.js"
 import { AiUnavailable } from "../../src/Ai/Llm/Errors.js"
@@ -89,9 +92,23 @@ const POLICY: RetryPolicy = {
   maxDelay: Duration.millis(200)
 }
 
-/** The agent over the real HTTP client, which lives as long as the test's scope. */
-const agentWith = (policy: RetryPolicy = POLICY) =>
-  Effect.flatMap(Layer.build(NodeHttpClient.layerUndici), (context) => makeAgent(policy).pipe(Effect.provide(context)))
+/**
+ * The agent over the real HTTP client, which lives as long as the test's scope; `client` may wrap that
+ * client (to observe or time its exchanges).
+ */
+const agentWith = (
+  policy: RetryPolicy = POLICY,
+  client: (client: HttpClient.HttpClient) => HttpClient.HttpClient = identity
+) =>
+  Effect.flatMap(Layer.build(NodeHttpClient.layerUndici), (context) =>
+    Effect.flatMap(HttpClient.HttpClient, (http) =>
+      makeAgent(policy).pipe(Effect.provideService(HttpClient.HttpClient, client(http)))).pipe(Effect.provide(context)))
+
+/** How long each model call takes on the TestClock, for the tests that read `latencyMs`. */
+const MODEL_CALL_MILLIS = 1234
+
+/** A client whose every exchange takes `MODEL_CALL_MILLIS` on the TestClock. */
+const timedClient = HttpClient.tap(() => TestClock.adjust(MODEL_CALL_MILLIS))
 
 interface Searches {
   readonly queries: Array<string>
@@ -134,9 +151,12 @@ const onlyRequest = (server: LlmServer) => {
 }
 
 describe.each(wires)("Agent over %s", (wire) => {
-  it.live("answers grounded in a passage it searched for, citing it; usage summed over turns", () =>
+  // On the TestClock, each model call taking MODEL_CALL_MILLIS: the reply's latency is exactly the two.
+  it.effect("answers grounded in a passage it searched for, citing it; usage and latency summed over turns", () =>
     Effect.gen(function*() {
-      const { agent, server, settings } = yield* setup(wire)
+      const server = yield* makeLlmServer
+      const agent = yield* agentWith(POLICY, timedClient)
+      const settings = settingsFor(wire, server.baseUrl)
       server.enqueue(
         turn(wire, {
           toolCalls: [{ name: "search_knowledge", args: { query: "shipping time" } }],
@@ -156,7 +176,7 @@ describe.each(wires)("Agent over %s", (wire) => {
         model: "test-model",
         turns: 2
       })
-      expect(reply.latencyMs).toBeGreaterThanOrEqual(0)
+      expect(reply.latencyMs).toBe(2 * MODEL_CALL_MILLIS)
       expect(searches.queries).toEqual(["shipping time"])
       const [first, second] = server.requests()
       expect(first!.path).toBe(expectedPath(wire))
@@ -401,15 +421,16 @@ describe.each(wires)("Agent over %s", (wire) => {
       const server = yield* makeLlmServer
       const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.millis(400), maxRetries: 100 })
       server.enqueue(...Array.from({ length: 50 }, () => serverError(wire, 500)))
-      const started = Date.now()
       const error = yield* Effect.flip(agent.reply(request(settingsFor(wire, server.baseUrl))))
-      const elapsed = Date.now() - started
       expect(error).toBeInstanceOf(AiUnavailable)
       expect(error).toMatchObject({ kind: "exhausted", status: 500, provider: settingsFor(wire, "").provider })
       expect(error.reason).toMatch(/^HTTP 500/)
       expect(error.attempts).toBeGreaterThanOrEqual(3)
+      // The budget, not the 100 retries allowed nor the provider, ended it: the shortest waits (20 ms
+      // doubling to 200, -20 % jitter: 16 + 32 + 64 + 128 + 160 = 400 ms) spend 400 ms in five retries.
+      expect(error.attempts).toBeLessThanOrEqual(6)
       expect(server.requests()).toHaveLength(error.attempts)
-      expect(elapsed).toBeLessThan(2_000)
+      expect(server.pending()).toBe(50 - error.attempts)
     }))
 
   it.live("when a later turn gives up, the error carries the tokens the earlier turns used", () =>
@@ -472,11 +493,12 @@ describe("Agent time-outs and connection errors (config-driven policy)", () => {
       const server = yield* makeLlmServer
       server.enqueue(hang, hang, hang, hang)
       const agent = yield* Agent
-      const started = Date.now()
       const error = yield* Effect.flip(agent.reply(request(settingsFor("openai-chat", server.baseUrl))))
-      expect(error).toMatchObject({ _tag: "AiUnavailable", kind: "exhausted", reason: "timed out after 200 ms" })
-      expect(server.requests()).toHaveLength(error.attempts)
-      expect(Date.now() - started).toBeLessThan(1_500)
+      // The attempt spent 200 ms of the 300 ms budget; the first wait (500 ms ± 20 %, the default) does
+      // not fit in what is left: one attempt, the other hung answers never asked for.
+      expect(error).toMatchObject({ _tag: "AiUnavailable", kind: "exhausted", reason: "timed out after 200 ms", attempts: 1 })
+      expect(server.requests()).toHaveLength(1)
+      expect(server.pending()).toBe(3)
     }).pipe(Effect.provide(AgentLive)))
 
   it.live("a hung attempt is retried and the next one answers", () =>
@@ -489,15 +511,16 @@ describe("Agent time-outs and connection errors (config-driven policy)", () => {
       expect(server.requests()).toHaveLength(2)
     }))
 
-  it.live("a Retry-After longer than the budget left is not waited for", () =>
+  // On the TestClock, which nothing here advances: a wait of any length would never end, and the test
+  // would time out instead of finishing.
+  it.effect("a Retry-After longer than the budget left is not waited for", () =>
     Effect.gen(function*() {
       const server = yield* makeLlmServer
       const agent = yield* agentWith({ ...POLICY, retryBudget: Duration.seconds(1) })
       server.enqueue(rateLimited("openai-responses", 30), turn("openai-responses", { text: "never sent" }))
-      const started = Date.now()
       const error = yield* Effect.flip(agent.reply(request(settingsFor("openai-responses", server.baseUrl))))
       expect(error).toMatchObject({ kind: "exhausted", status: 429, attempts: 1 })
-      expect(Date.now() - started).toBeLessThan(900)
+      expect(server.pending()).toBe(1)
     }))
 
   it.live("healthy model calls do not spend the retry budget: a slow tool loop still answers", () =>

@@ -26,6 +26,15 @@ const jobsFor = (conversationId: string) =>
     sql<{ readonly kind: string; readonly payload: unknown }>`
       SELECT kind, payload FROM jobs WHERE conversation_id = ${conversationId} ORDER BY created_at`)
 
+/** What the tenant has stored: its customers, conversations and messages. */
+const storedFor = (tenant: { workspaceId: string; integrationId: string }) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ readonly customers: number; readonly conversations: number; readonly messages: number }>`
+      SELECT (SELECT count(*) FROM customers WHERE workspace_id = ${tenant.workspaceId})::int AS customers,
+             (SELECT count(*) FROM conversations WHERE integration_id = ${tenant.integrationId})::int AS conversations,
+             (SELECT count(*) FROM messages WHERE integration_id = ${tenant.integrationId})::int AS messages`)
+    .pipe(Effect.map((rows) => rows[0]))
+
 describe("POST /v1/webhooks/{integration_id}/message-received", () => {
   it.layer(TestApp(), { timeout: 120_000 })((it) => {
     it.effect("stores the message and answers {message, conversation} as docs/api.md describes", () =>
@@ -264,12 +273,23 @@ describe("POST /v1/webhooks/{integration_id}/message-received", () => {
     it.effect("malformed JSON is a 422 json_invalid, and nothing is stored", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
-        const reply = yield* call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
+        const whole = JSON.stringify(message({ customerId }))
+        for (const raw of ["{\"id\": \"m\", ", whole.slice(0, -1), `${whole},`]) {
+          const reply = yield* call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
+            token: tenant.token,
+            raw
+          })
+          expect(reply.status, raw).toBe(422)
+          expect(reply.body).toEqual({ detail: [{ loc: ["body"], msg: expect.any(String), type: "json_invalid" }] })
+        }
+        expect(yield* storedFor(tenant)).toEqual({ customers: 0, conversations: 0, messages: 0 })
+        // The same message, well-formed, is stored: the count above reads where a message would be.
+        const stored = yield* call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
           token: tenant.token,
-          raw: "{\"id\": \"m\", "
+          raw: whole
         })
-        expect(reply.status).toBe(422)
-        expect(reply.body).toEqual({ detail: [{ loc: ["body"], msg: expect.any(String), type: "json_invalid" }] })
+        expect(stored.status).toBe(200)
+        expect(yield* storedFor(tenant)).toEqual({ customers: 1, conversations: 1, messages: 1 })
       }))
 
     it.effect("limits: text over 32,000 characters and over 20 attachments are 422s", () =>

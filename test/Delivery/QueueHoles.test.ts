@@ -172,7 +172,17 @@ describe("queue holes", () => {
             events.emit({ integration, conversation, kind: "typing", data: { n } })).pipe(sql.withTransaction))
         yield* eventually(eventRows(tenant.integrationId), (rows) => rows.length === 200 && rows.every((r) => r.status === "dead"), 30_000)
 
-        receiver.respondWith(() => ({ status: 200 }))
+        // After the replay, each conversation's first event fails once: its retry (DELIVERY_RETRY_BASE
+        // later) must come before any later event of its conversation. Without the per-conversation
+        // order, those go out beside it or while it waits for its retry.
+        const heads = new Set(emitted.map((ids) => ids[0]))
+        const failed = new Set<string>()
+        receiver.respondWith((request) => {
+          const { eventId } = webhookBody(AnyEvent)(request)
+          if (!heads.has(eventId) || failed.has(eventId)) return { status: 200 }
+          failed.add(eventId)
+          return { status: 503 }
+        })
         yield* call("POST", `/v1/integration/${tenant.integrationId}/update-settings`, {
           token: tenant.token,
           body: { webhookEnabled: true }
@@ -187,10 +197,11 @@ describe("queue holes", () => {
           expect(replay.body.deliveryIds.filter((id) => ids.includes(id))).toEqual(ids)
         }
 
-        const received = (yield* receiver.waitFor(before + 200, 30_000)).slice(before).map((r) => webhookBody(AnyEvent)(r).eventId)
+        const received = (yield* receiver.waitFor(before + 204, 30_000)).slice(before).map((r) => webhookBody(AnyEvent)(r).eventId)
         expect(new Set(received).size).toBe(200)
+        // One at a time per conversation, in its order: the first event, its retry, then the others.
         for (const ids of emitted) {
-          expect(received.filter((id) => ids.includes(id))).toEqual(ids)
+          expect(received.filter((id) => ids.includes(id))).toEqual([ids[0], ...ids])
         }
         const rows = yield* eventually(eventRows(tenant.integrationId), (rows) => rows.every((r) => r.status === "delivered"))
         expect(rows).toHaveLength(200)

@@ -5,8 +5,10 @@
  */
 import * as SqlClient from "effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as TestClock from "effect/testing/TestClock"
 import { readFileSync } from "node:fs"
 import { validationDetail } from "../Fuzz/Wire.js"
 import { call, makeTenant, type Tenant, TestApp } from "../support/App.js"
@@ -109,10 +111,22 @@ describe("Chatwoot timestamps", () => {
       Effect.gen(function*() {
         const tenant = yield* makeTenant({ integration: "chatwoot" })
         const { created_at: _, ...withoutTime } = incoming
-        const absent = yield* post(tenant, { ...withoutTime, id: 91_000 })
-        expect(absent.status).toBe(200)
-        const nulled = yield* post(tenant, { ...incoming, id: 91_001, created_at: null })
-        expect(nulled.status).toBe(200)
+        const sql = yield* SqlClient.SqlClient
+        for (const [id, event] of [[91_000, withoutTime], [91_001, { ...incoming, created_at: null }]] as const) {
+          // The app runs on this layer's TestClock: moved on a second before each message, so that each
+          // receipt has an instant of its own, which nothing else moves during the request.
+          yield* TestClock.adjust("1 second")
+          const receipt = yield* Clock.currentTimeMillis
+          const reply = yield* post(tenant, { ...event, id })
+          expect(reply.status, String(id)).toBe(200)
+          const answered = Date.parse(Schema.decodeUnknownSync(Received)(reply.body).message.sentAt)
+          expect(answered, String(id)).toBe(receipt)
+          // Stored as answered.
+          const rows = yield* sql<{ readonly sentAt: Date | string }>`
+            SELECT sent_at FROM messages
+            WHERE integration_id = ${tenant.integrationId} AND external_id = ${`chatwoot:message:${id}`}`
+          expect(rows.map((row) => new Date(row.sentAt).getTime()), String(id)).toEqual([answered])
+        }
       }))
   })
 })

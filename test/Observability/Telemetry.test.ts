@@ -8,7 +8,9 @@ import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { describe, expect, layer } from "@effect/vitest"
 import { AggregationTemporality, InMemoryMetricExporter, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import type { Attributes } from "@opentelemetry/api"
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import { RedactingSpanExporter } from "../../src/Observability/Redaction.js"
@@ -52,6 +54,39 @@ const named = (name: string, traceId: string) => finished().filter((s) => s.name
 /** Waits until the finished spans satisfy `predicate` (their names are in the failure). */
 const waitForSpans = (predicate: () => boolean, timeoutMs = 15_000) =>
   eventually(Effect.sync(() => predicate() || finished().map((s) => s.name)), (seen) => seen === true, timeoutMs)
+
+/** A metric's total over its data points with `attributes` (a sum, or a histogram's count). */
+const totalOf = (
+  metrics: ReadonlyArray<{
+    readonly descriptor: { readonly name: string }
+    readonly dataPoints: ReadonlyArray<{ readonly attributes: Attributes; readonly value: number | { readonly count: number } }>
+  }>,
+  name: string,
+  attributes: Record<string, string> = {}
+) =>
+  metrics.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints)
+    .filter((p) => Object.entries(attributes).every(([k, v]) => p.attributes[k] === v))
+    .reduce((sum, p) => sum + (typeof p.value === "number" ? p.value : p.value.count), 0)
+
+/** The counts the metrics test reads, as they stand. */
+const counts = Effect.promise(() => reader.collect()).pipe(Effect.map(({ resourceMetrics }) => {
+  const all = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)
+  return {
+    enqueuedReplies: totalOf(all, "parley.jobs.enqueued", { kind: "generate_reply" }),
+    succeededDeliveries: totalOf(all, "parley.jobs.succeeded", { kind: "deliver_event" }),
+    deliveredAttempts: totalOf(all, "parley.delivery.attempts", { outcome: "delivered" }),
+    endToEnd: totalOf(all, "parley.delivery.end_to_end"),
+    messageRequests: totalOf(all, "http.server.requests", { "http.route": "/v1/webhooks/{integration_id}/message-received" }),
+    embeddedReplies: totalOf(all, "parley.ai.duration", { provider: "embedded" })
+  }
+}))
+const countedNames = ["enqueuedReplies", "succeededDeliveries", "deliveredAttempts", "endToEnd", "messageRequests", "embeddedReplies"] as const
+
+const liveJobs = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ readonly n: number }>`
+    SELECT count(*)::int AS n FROM jobs WHERE status = 'running' OR (status = 'pending' AND run_at <= now())`).pipe(
+    Effect.map((rows) => rows[0]?.n ?? 0)
+  )
 
 const requestSpan = (pathPart: string) =>
   finished().find((s) => s.name.startsWith("http.server") && String(s.attributes["url.path"] ?? "").includes(pathPart))!
@@ -143,26 +178,28 @@ describe("telemetry", () => {
         expect(attempts[1]!.attributes["delivery.next_retry_at"]).toBeUndefined()
       }))
 
+    // The earlier tests of this block raised the same (cumulative) metrics: this one counts what its own
+    // message adds to them.
     it.effect("metrics count requests, jobs, deliveries and the end-to-end latency", () =>
       Effect.gen(function*() {
+        // The earlier tests' jobs have all ended (and were counted just after): none due or running.
+        yield* eventually(liveJobs, (n) => n === 0)
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url, supportedFeatures: { escalation: false } })
+        const before = yield* counts
         yield* ask(tenant, "t-3", "counted")
         yield* receiver.waitFor(1)
-        yield* Effect.sleep("300 millis")
-        const { resourceMetrics } = yield* Effect.promise(() => reader.collect())
-        const all = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)
-        const total = (name: string, attributes: Record<string, string> = {}) =>
-          all.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints as Array<any>)
-            .filter((p) => Object.entries(attributes).every(([k, v]) => p.attributes[k] === v))
-            .reduce((sum, p) => sum + (typeof p.value === "number" ? p.value : p.value.count), 0)
-        expect(total("parley.jobs.enqueued", { kind: "generate_reply" })).toBeGreaterThanOrEqual(1)
-        expect(total("parley.jobs.succeeded", { kind: "deliver_event" })).toBeGreaterThanOrEqual(1)
-        expect(total("parley.delivery.attempts", { outcome: "delivered" })).toBeGreaterThanOrEqual(1)
-        expect(total("parley.delivery.end_to_end")).toBeGreaterThanOrEqual(1)
-        expect(total("http.server.requests", { "http.route": "/v1/webhooks/{integration_id}/message-received" }))
-          .toBeGreaterThanOrEqual(1)
-        expect(total("parley.ai.duration", { provider: "embedded" })).toBeGreaterThanOrEqual(1)
+        // The delivery job is counted after its attempt: wait for every count to have moved.
+        const after = yield* eventually(counts, (now) => countedNames.every((name) => now[name] > before[name]))
+        const added = Object.fromEntries(countedNames.map((name) => [name, after[name] - before[name]]))
+        expect(added).toEqual({
+          enqueuedReplies: 1,
+          succeededDeliveries: 1,
+          deliveredAttempts: 1,
+          endToEnd: 1,
+          messageRequests: 1,
+          embeddedReplies: 1
+        })
       }))
 
     it.effect("no token, secret or message text in any span attribute; access_token is redacted", () =>
