@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api } from "../Api.js"
+import { inputFromBody } from "../Handlers.js"
 import { Admin } from "./Admin.js"
 
 export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
@@ -16,9 +17,7 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("revokeToken", ({ params }) => admin.revokeToken(params.tokenId))
       .handle("rotateWebhookSecret", ({ params }) => admin.rotateWebhookSecret(params.workspaceId))
       .handle("createIntegration", ({ params, payload }) =>
-        admin.createIntegration(params.workspaceId, payload).pipe(
-          Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))
-        ))
+        admin.createIntegration(params.workspaceId, payload).pipe(inputFromBody))
       .handle("listIntegrations", ({ params }) => admin.listIntegrations(params.workspaceId))
       .handle("createTone", ({ params, payload }) => admin.createTone(params.workspaceId, payload))
       .handle("listTones", ({ params }) => admin.listTones(params.workspaceId))
@@ -26,9 +25,7 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("listArticles", ({ params }) => admin.listArticles(params.workspaceId))
       .handle("getAiSettings", ({ params }) => admin.getAiSettings(params.workspaceId))
       .handle("setAiSettings", ({ params, payload }) =>
-        admin.setAiSettings(params.workspaceId, payload).pipe(
-          Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))
-        ))
+        admin.setAiSettings(params.workspaceId, payload).pipe(inputFromBody))
       .handle("clearAiSettings", ({ params }) => admin.clearAiSettings(params.workspaceId))
       .handle("getAiUsage", ({ params, query }) => admin.getAiUsage(params.workspaceId, query.days))
   }))

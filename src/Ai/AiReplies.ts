@@ -7,6 +7,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { Conversation, Message } from "../Domain/Conversation.js"
+import type { EscalationReason } from "../Domain/EventData.js"
 import type { Integration } from "../Domain/Integration.js"
 import type { HistoryMessage, Passage, Provider, Tone, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
@@ -25,19 +26,11 @@ export interface ReplyRequest {
   readonly tone?: Tone | null
 }
 
-/**
- * Why the AI handed a conversation over (the `escalate` event's `reason`):
- * - `no_answer`: it could not answer (nothing relevant in the knowledge base, or the model reached no
- *   answer within its turns);
- * - `handover`: the model decided a person is needed (`escalate_to_human`; `detail` is its reason);
- * - `ai_unavailable`: the model could not be reached within the retry budget.
- */
-export type EscalationReason = "no_answer" | "handover" | "ai_unavailable"
-
 export type ReplyAction =
   | { readonly _tag: "Answer" }
   | {
     readonly _tag: "Escalate"
+    /** The `escalate` event's `reason`. */
     readonly reason: EscalationReason
     /** In words, for the human agent. */
     readonly detail: string

@@ -18,20 +18,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import * as AppConfig from "../Config.js"
 import { ConversationsRepo } from "../Conversations/Repo.js"
 import type { Conversation, Message } from "../Domain/Conversation.js"
-import {
-  CloseConversationData,
-  ConversationSummaryData,
-  ConversationTitleData,
-  EscalateData,
-  SendCsatData,
-  SendMessagesData,
-  TypingData
-} from "../Domain/EventData.js"
 import type { EventKind } from "../Domain/Delivery.js"
+import type { EventDataOf } from "../Domain/EventData.js"
 import type { ConversationId, MessageId } from "../Domain/Ids.js"
 import type { Integration, SupportedFeatures } from "../Domain/Integration.js"
 import { Events } from "../Delivery/Events.js"
@@ -159,12 +150,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
       Effect.gen(function*() {
         const current = yield* conversations.lock(conversationId)
         if (Option.isNone(current) || current.value.status !== "open") return false
-        yield* events.emit({
-          integration,
-          conversation: current.value,
-          kind: "typing",
-          data: yield* Schema.encodeEffect(TypingData)({ messageId: trigger })
-        })
+        yield* events.emit("typing", { integration, conversation: current.value, data: { messageId: trigger } })
         return true
       }).pipe(sql.withTransaction)
 
@@ -208,15 +194,13 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           summary: Option.getOrNull(Option.map(input.summary, (s) => s.text))
         })
         if (Option.isNone(recorded)) return Outcome.Done()
-        const emit = <A, I>(kind: EventKind, schema: Schema.Codec<A, I>, data: A) =>
-          Effect.flatMap(Schema.encodeEffect(schema)(data), (encoded) =>
-            events.emit({
-              integration,
-              conversation: current,
-              kind,
-              data: encoded,
-              ...(kind === "send_messages" ? { originAt: input.originAt } : {})
-            }))
+        const emit = <K extends EventKind>(kind: K, data: EventDataOf<K>) =>
+          events.emit(kind, {
+            integration,
+            conversation: current,
+            data,
+            ...(kind === "send_messages" ? { originAt: input.originAt } : {})
+          })
 
         let messageId: MessageId | null = null
         if (input.text !== null) {
@@ -238,15 +222,15 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           if (Option.isSome(stored)) {
             messageId = stored.value.id
             yield* records.setMessage(trigger.id, messageId)
-            yield* emit("send_messages", SendMessagesData, { messages: [stored.value] })
+            yield* emit("send_messages", { messages: [stored.value] })
           }
         }
         if (Option.isSome(input.title)) {
-          yield* emit("conversation_title", ConversationTitleData, { title: input.title.value.text })
+          yield* emit("conversation_title", { title: input.title.value.text })
         }
         if (action._tag === "Escalate") {
           yield* conversations.setStatus(current, "escalated", "ai_escalation", messageId)
-          yield* emit("escalate", EscalateData, {
+          yield* emit("escalate", {
             reason: action.reason,
             detail: action.detail,
             summary: action.summary,
@@ -255,14 +239,14 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         }
         if (action._tag === "Close") {
           yield* conversations.setStatus(current, "closed", "ai_close", messageId)
-          yield* emit("close_conversation", CloseConversationData, { summary: action.summary, messageId })
+          yield* emit("close_conversation", { summary: action.summary, messageId })
         }
         if (action._tag !== "Answer" && Option.isSome(input.summary)) {
-          const at: typeof ConversationSummaryData.Type["at"] = action._tag === "Escalate" ? "escalation" : "close"
-          yield* emit("conversation_summary", ConversationSummaryData, { summary: input.summary.value.text, at })
+          const at: EventDataOf<"conversation_summary">["at"] = action._tag === "Escalate" ? "escalation" : "close"
+          yield* emit("conversation_summary", { summary: input.summary.value.text, at })
         }
         if (action._tag === "Close" && integration.settings.supportedFeatures.csat) {
-          yield* emit("send_csat", SendCsatData, {})
+          yield* emit("send_csat", {})
         }
         yield* Effect.annotateCurrentSpan({
           "reply.message_id": messageId ?? "",

@@ -2,10 +2,9 @@ import * as Effect from "effect/Effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Option from "effect/Option"
 import { Api } from "../Api.js"
-import { CurrentWorkspace } from "../Auth/Api.js"
 import { makeCsatHandler } from "../Csat/Http.js"
 import type { InboundMessage, MessageReceived } from "../Domain/Conversation.js"
-import { Integrations } from "../Integrations/Integrations.js"
+import { CurrentIntegration, inputFromBody } from "../Handlers.js"
 import { Conversations, type Incoming, type Received } from "./Conversations.js"
 
 const toIncoming = (message: InboundMessage, defaultChannel: string): Incoming => {
@@ -34,17 +33,15 @@ export const messageReceived = ({ conversation, firstUnreadMessageId, message }:
 
 export const WebhooksHttpLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
   Effect.gen(function*() {
-    const integrations = yield* Integrations
+    const currentIntegration = yield* CurrentIntegration
     const conversations = yield* Conversations
     const csat = yield* makeCsatHandler
     return handlers
       .handle("messageReceived", ({ params, payload }) =>
         Effect.gen(function*() {
-          const { workspaceId } = yield* CurrentWorkspace
-          const integration = yield* integrations.find(workspaceId, params.integration_id)
-          yield* Effect.annotateCurrentSpan({ "integration.id": integration.integrationId })
+          const integration = yield* currentIntegration(params.integration_id)
           const received = yield* conversations.ingest(integration, toIncoming(payload, integration.integration))
           return messageReceived(received)
-        }).pipe(Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body")))))
+        }).pipe(inputFromBody))
       .handle("csatResponseReceived", csat)
   }))

@@ -1,21 +1,17 @@
 import * as Effect from "effect/Effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api } from "../Api.js"
-import { CurrentWorkspace } from "../Auth/Api.js"
-import type { IntegrationId } from "../Domain/Ids.js"
-import { Integrations } from "../Integrations/Integrations.js"
+import { CurrentIntegration } from "../Handlers.js"
 import { Deliveries } from "./Deliveries.js"
 
 export const DeliveriesHttpLive = HttpApiBuilder.group(Api, "deliveries", (handlers) =>
   Effect.gen(function*() {
-    const integrations = yield* Integrations
+    const currentIntegration = yield* CurrentIntegration
     const deliveries = yield* Deliveries
-    const integrationOf = (id: IntegrationId) =>
-      Effect.flatMap(CurrentWorkspace, ({ workspaceId }) => integrations.find(workspaceId, id))
     return handlers
       .handle("list", ({ params, query }) =>
         Effect.andThen(
-          integrationOf(params.integration_id),
+          currentIntegration(params.integration_id),
           deliveries.list(params.integration_id, {
             limit: query.limit,
             ...(query.status !== undefined ? { status: query.status } : {}),
@@ -23,9 +19,9 @@ export const DeliveriesHttpLive = HttpApiBuilder.group(Api, "deliveries", (handl
           })
         ))
       .handle("get", ({ params }) =>
-        Effect.andThen(integrationOf(params.integration_id), deliveries.get(params.integration_id, params.delivery_id)))
+        Effect.andThen(currentIntegration(params.integration_id), deliveries.get(params.integration_id, params.delivery_id)))
       .handle("replay", ({ params }) =>
-        Effect.andThen(integrationOf(params.integration_id), deliveries.replay(params.integration_id, params.delivery_id)))
+        Effect.andThen(currentIntegration(params.integration_id), deliveries.replay(params.integration_id, params.delivery_id)))
       .handle("replayAll", ({ params, query }) =>
-        Effect.andThen(integrationOf(params.integration_id), deliveries.replayAll(params.integration_id, query.since)))
+        Effect.andThen(currentIntegration(params.integration_id), deliveries.replayAll(params.integration_id, query.since)))
   }))

@@ -1,9 +1,11 @@
 /**
- * The `data` of each outbound event kind (docs/webhooks.md; the envelope is built in
- * src/Delivery/Events.ts). Message ids are Parley's.
+ * The `data` of each outbound event kind (docs/webhooks.md), and `EventData`, the one record of kind →
+ * data schema that the envelopes (`WebhookEvents`) and `Events.emit` are typed from. Message ids are
+ * Parley's.
  */
 import * as Schema from "effect/Schema"
 import { MessageJson } from "./Conversation.js"
+import type { EventKind } from "./Delivery.js"
 import { MessageId } from "./Ids.js"
 
 /** `send_messages`: the AI's messages, as the API shows messages (docs/api.md). */
@@ -14,7 +16,15 @@ export const SendMessagesData = Schema.Struct({ messages: Schema.Array(MessageJs
 /** `typing`: the AI started writing the answer to the customer's message `messageId`. */
 export const TypingData = Schema.Struct({ messageId: MessageId }).annotate({ identifier: "TypingData" })
 
+/**
+ * Why the AI handed a conversation over:
+ * - `no_answer`: it could not answer (nothing relevant in the knowledge base, or the model reached no
+ *   answer within its turns);
+ * - `handover`: the model decided a person is needed (`escalate_to_human`; `detail` is its reason);
+ * - `ai_unavailable`: the model could not be reached within the retry budget.
+ */
 export const EscalationReason = Schema.Literals(["no_answer", "handover", "ai_unavailable"])
+export type EscalationReason = typeof EscalationReason.Type
 
 /**
  * `escalate`: the AI handed the conversation to a person; it is now `escalated` and the AI stays
@@ -48,3 +58,20 @@ export const ConversationTitleData = Schema.Struct({ title: Schema.String }).ann
 
 /** `send_csat`: the conversation was closed; ask the customer for a rating (then POST csat-response-received). */
 export const SendCsatData = Schema.Struct({}).annotate({ identifier: "SendCsatData" })
+
+/**
+ * Each event kind's `data`. A kind added to `EventKind` without its schema here (or the other way round)
+ * does not compile.
+ */
+export const EventData = {
+  send_messages: SendMessagesData,
+  typing: TypingData,
+  escalate: EscalateData,
+  close_conversation: CloseConversationData,
+  conversation_summary: ConversationSummaryData,
+  conversation_title: ConversationTitleData,
+  send_csat: SendCsatData
+} as const satisfies { readonly [K in EventKind]: Schema.Top }
+
+/** The `data` of a `K` event as Parley holds it (messages with their `DateTime`s), before it is encoded. */
+export type EventDataOf<K extends EventKind> = (typeof EventData)[K]["Type"]

@@ -1,15 +1,14 @@
 import * as Effect from "effect/Effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { Api } from "../Api.js"
-import { CurrentWorkspace } from "../Auth/Api.js"
 import { messageReceived } from "../Conversations/Http.js"
 import type { IntegrationId } from "../Domain/Ids.js"
-import { Integrations } from "../Integrations/Integrations.js"
+import { CurrentIntegration, inputFromBody } from "../Handlers.js"
 import { Helpdesk } from "./Helpdesk.js"
 
 export const HelpdeskHttpLive = HttpApiBuilder.group(Api, "helpdesk", (handlers) =>
   Effect.gen(function*() {
-    const integrations = yield* Integrations
+    const currentIntegration = yield* CurrentIntegration
     const helpdesk = yield* Helpdesk
     const receive = (
       { params, payload, request }: {
@@ -20,14 +19,12 @@ export const HelpdeskHttpLive = HttpApiBuilder.group(Api, "helpdesk", (handlers)
       platform?: string
     ) =>
       Effect.gen(function*() {
-        const { workspaceId } = yield* CurrentWorkspace
-        const integration = yield* integrations.find(workspaceId, params.integration_id)
-        yield* Effect.annotateCurrentSpan({ "integration.id": integration.integrationId })
+        const integration = yield* currentIntegration(params.integration_id)
         // The platform's signature covers the exact bytes (already read and parsed for `payload`).
         const rawBody = yield* Effect.orDie(request.text)
         const received = yield* helpdesk.receive(integration, { headers: request.headers, rawBody, body: payload }, platform)
         return messageReceived(received)
-      }).pipe(Effect.catchTag("InvalidInput", (error) => Effect.fail(error.at("body"))))
+      }).pipe(inputFromBody)
     return handlers
       .handle("eventReceived", (request) => receive(request))
       .handle("chatwootEventReceived", (request) => receive(request, "chatwoot"))

@@ -194,7 +194,7 @@ describe("secrets at rest", () => {
         )
         const sql = yield* SqlClient.SqlClient
         const id = yield* Effect.flatMap(Events, (events) =>
-          events.emit({ integration, conversation: null, kind: "typing", data: {} })).pipe(sql.withTransaction)
+          events.emit("send_csat", { integration, conversation: null, data: {} })).pipe(sql.withTransaction)
         expect(yield* Effect.flatMap(Sender, (sender) => sender.deliver(id))).toEqual(Outcome.Done())
         const [request] = yield* receiver.waitFor(1)
         expect(request?.headers["x-api-key"]).toBe("hdr-secret-value")

@@ -46,7 +46,7 @@ describe("fairness", () => {
         const sql = yield* SqlClient.SqlClient
         // 300 events, without a conversation (none waits for another): all due at once.
         for (let i = 0; i < 300; i++) {
-          yield* events.emit({ integration, conversation: null, kind: "conversation_summary", data: { i } }).pipe(
+          yield* events.emit("conversation_summary", { integration, conversation: null, data: { summary: String(i), at: "close" } }).pipe(
             sql.withTransaction
           )
         }

@@ -40,8 +40,8 @@ const addArticle = (tenant: Tenant) =>
 
 const eventOf = webhookBody(AnyEvent)
 const sendMessagesOf = webhookBody(SendMessages)
-/** The test's own conversation_title events: `data` is `{seq}`. */
-const titleOf = webhookBody(Envelope(Schema.Literal("conversation_title"), Schema.Struct({ seq: Schema.Number })))
+/** The test's own conversation_title events: `data.title` is their sequence number. */
+const titleOf = webhookBody(Envelope(Schema.Literal("conversation_title"), Schema.Struct({ title: Schema.String })))
 
 const eventsOf = (conversationId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -181,7 +181,7 @@ describe("reply pipeline", () => {
         const failures = new Map<string, number>([["A:2", 2], ["B:1", 2]])
         const receiver = yield* makeReceiver((request) => {
           const { conversationId, data } = titleOf(request)
-          const key = `${conversationId}:${data.seq}`
+          const key = `${conversationId}:${data.title}`
           const left = failures.get(key) ?? 0
           if (left > 0) {
             failures.set(key, left - 1)
@@ -198,17 +198,16 @@ describe("reply pipeline", () => {
         const sql = yield* SqlClient.SqlClient
         for (const seq of [1, 2, 3]) {
           for (const [name, conv] of [["A", a.conversation], ["B", b.conversation]] as const) {
-            yield* events.emit({
+            yield* events.emit("conversation_title", {
               integration: integration!,
               conversation: { id: ConversationId.make(conv.id), externalId: name, customerId: CustomerId.make(customerId) },
-              kind: "conversation_title",
-              data: { seq }
+              data: { title: String(seq) }
             }).pipe(sql.withTransaction)
           }
         }
         yield* receiver.waitFor(10)
         yield* settle
-        const log = receiver.received().map(titleOf).map((b) => `${b.conversationId}:${b.data.seq}`)
+        const log = receiver.received().map(titleOf).map((b) => `${b.conversationId}:${b.data.title}`)
         expect(log).toHaveLength(10)
         for (const name of ["A", "B"]) {
           const seqs = log.filter((k) => k.startsWith(`${name}:`)).map((k) => Number(k.split(":")[1]))

@@ -79,7 +79,7 @@ describe("queue holes", () => {
         const conversation = yield* conversationOf(tenant, "secret")
         const integration = yield* integrationOf(tenant)
         const events = yield* Events
-        yield* events.emit({ integration, conversation, kind: "typing", data: {} }).pipe(sql.withTransaction)
+        yield* events.emit("send_csat", { integration, conversation, data: {} }).pipe(sql.withTransaction)
         const [dead] = yield* eventually(eventRows(tenant.integrationId), (rows) => rows[0]?.status === "dead")
         expect(dead!.lastError).toContain("PARLEY_ENCRYPTION_KEY")
         expect(receiver.received()).toEqual([])
@@ -94,9 +94,9 @@ describe("queue holes", () => {
         const events = yield* Events
         const sql = yield* SqlClient.SqlClient
         const [, second] = yield* Effect.gen(function*() {
-          const first = yield* events.emit({ integration, conversation, kind: "typing", data: { n: 1 } })
+          const first = yield* events.emit("conversation_title", { integration, conversation, data: { title: "1" } })
           yield* sql`UPDATE jobs SET payload = '{"eventId": 5}'::jsonb WHERE payload->>'eventId' = ${first}`
-          const second = yield* events.emit({ integration, conversation, kind: "typing", data: { n: 2 } })
+          const second = yield* events.emit("conversation_title", { integration, conversation, data: { title: "2" } })
           return [first, second] as const
         }).pipe(sql.withTransaction)
         const [request] = yield* receiver.waitFor(1)
@@ -116,7 +116,7 @@ describe("queue holes", () => {
         const conversation = yield* conversationOf(tenant, "replay-running")
         const integration = yield* integrationOf(tenant)
         const events = yield* Events
-        const eventId = yield* events.emit({ integration, conversation, kind: "typing", data: {} }).pipe(
+        const eventId = yield* events.emit("send_csat", { integration, conversation, data: {} }).pipe(
           sql.withTransaction
         )
         yield* receiver.waitFor(1)
@@ -143,7 +143,7 @@ describe("queue holes", () => {
         const integration = yield* integrationOf(tenant)
         const events = yield* Events
         const sql = yield* SqlClient.SqlClient
-        const eventId = yield* events.emit({ integration, conversation: null, kind: "conversation_summary", data: {} }).pipe(
+        const eventId = yield* events.emit("conversation_summary", { integration, conversation: null, data: { summary: "s", at: "close" } }).pipe(
           sql.withTransaction
         )
         yield* receiver.waitFor(1)
@@ -169,7 +169,7 @@ describe("queue holes", () => {
         const conversations = yield* Effect.forEach(["bulk-a", "bulk-b", "bulk-c", "bulk-d"], (id) => conversationOf(tenant, id))
         const emitted: ReadonlyArray<ReadonlyArray<string>> = yield* Effect.forEach(conversations, (conversation) =>
           Effect.forEach(Array.from({ length: 50 }, (_, n) => n), (n) =>
-            events.emit({ integration, conversation, kind: "typing", data: { n } })).pipe(sql.withTransaction))
+            events.emit("conversation_title", { integration, conversation, data: { title: String(n) } })).pipe(sql.withTransaction))
         yield* eventually(eventRows(tenant.integrationId), (rows) => rows.length === 200 && rows.every((r) => r.status === "dead"), 30_000)
 
         // After the replay, each conversation's first event fails once: its retry (DELIVERY_RETRY_BASE
@@ -228,7 +228,7 @@ describe("queue holes", () => {
         const conversation = yield* conversationOf(tenant, "replay-wait")
         const integration = yield* integrationOf(tenant)
         const events = yield* Events
-        const eventId = yield* events.emit({ integration, conversation, kind: "typing", data: {} }).pipe(
+        const eventId = yield* events.emit("send_csat", { integration, conversation, data: {} }).pipe(
           sql.withTransaction
         )
         yield* receiver.waitFor(1)
@@ -246,15 +246,15 @@ describe("queue holes", () => {
         const conversation = yield* conversationOf(tenant, "order")
         const integration = yield* integrationOf(tenant)
         const events = yield* Events
-        const emit = (n: number) => events.emit({ integration, conversation, kind: "typing", data: { n } })
+        const emit = (n: number) => events.emit("conversation_title", { integration, conversation, data: { title: String(n) } })
         // The first transaction takes its sequence number, then holds on; the second commits meanwhile.
         yield* Effect.all([
           Effect.tap(emit(1), Effect.sleep("600 millis")).pipe(sql.withTransaction),
           Effect.andThen(Effect.sleep("150 millis"), emit(2).pipe(sql.withTransaction))
         ], { concurrency: 2 })
         const requests = yield* receiver.waitFor(2)
-        const typing = webhookBody(Envelope(Schema.Literal("typing"), Schema.Struct({ n: Schema.Number })))
-        expect(requests.map((r) => typing(r).data.n)).toEqual([1, 2])
+        const title = webhookBody(Envelope(Schema.Literal("conversation_title"), Schema.Struct({ title: Schema.String })))
+        expect(requests.map((r) => title(r).data.title)).toEqual(["1", "2"])
       }))
   })
 })

@@ -114,7 +114,7 @@ const anEvent = () =>
         }
       }))
     const id = yield* Effect.flatMap(Events, (events) =>
-      events.emit({ integration, conversation: null, kind: "typing", data: {} }))
+      events.emit("send_csat", { integration, conversation: null, data: {} }))
     return { id, integration }
   }).pipe(Effect.orDie)
 

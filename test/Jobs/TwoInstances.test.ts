@@ -48,7 +48,7 @@ describe("two Parley instances on one database", () => {
         const sql = yield* SqlClient.SqlClient
         const count = 40
         for (let i = 0; i < count; i++) {
-          yield* events.emit({ integration, conversation: null, kind: "conversation_summary", data: { i } }).pipe(
+          yield* events.emit("conversation_summary", { integration, conversation: null, data: { summary: String(i), at: "close" } }).pipe(
             sql.withTransaction
           )
         }
