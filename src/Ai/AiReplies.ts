@@ -7,11 +7,14 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type { Conversation, Message } from "../Domain/Conversation.js"
-import type { EscalationReason } from "../Domain/EventData.js"
+import type { ReplyAction } from "../Domain/AiOutcome.js"
 import type { Integration } from "../Domain/Integration.js"
 import type { HistoryMessage, Passage, Provider, Tone, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import type { ReplyModel } from "./ModelSettingsFor.js"
+
+/** What a responder asks of the conversation besides answering (the same as an outcome's action). */
+export type { ReplyAction }
 
 export interface ReplyRequest {
   readonly integration: Integration
@@ -25,19 +28,6 @@ export interface ReplyRequest {
   /** The tone for this reply (`firstResponseToneId` or `toneId`), when the `tone` flag is on. */
   readonly tone?: Tone | null
 }
-
-export type ReplyAction =
-  | { readonly _tag: "Answer" }
-  | {
-    readonly _tag: "Escalate"
-    /** The `escalate` event's `reason`. */
-    readonly reason: EscalationReason
-    /** In words, for the human agent. */
-    readonly detail: string
-    /** For the human agent: what the customer wants. */
-    readonly summary: string
-  }
-  | { readonly _tag: "Close"; readonly summary: string }
 
 export interface Reply {
   /**

@@ -1,6 +1,7 @@
 /**
  * Threading messages into conversations (docs/api.md): idempotent on the integrator's message id,
- * customer resolution, status rules, and the reply job enqueued in the same transaction.
+ * customer resolution, status rules, and the reply job (`ReplyJob.ts`) enqueued in the same
+ * transaction. What the AI's reply then does to the conversation is `ReplyWorkflow`'s.
  */
 import * as SqlClient from "effect/sql/SqlClient"
 import * as DateTime from "effect/DateTime"
@@ -9,7 +10,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { GenerateReply } from "../Ai/Jobs.js"
 import * as AppConfig from "../Config.js"
 import { type CustomerRef, Customers } from "../Customers/Customers.js"
 import type {
@@ -25,6 +25,7 @@ import { InvalidInput } from "../Domain/Errors.js"
 import type { Integration } from "../Domain/Integration.js"
 import { JobQueue } from "../Jobs/Queue.js"
 import { orDieSql } from "../Sql.js"
+import { GenerateReply } from "./ReplyJob.js"
 import { ConversationsRepo } from "./Repo.js"
 
 /** A message to store, whatever door it came through (endpoint 4 or a helpdesk adapter). */
@@ -167,7 +168,7 @@ export class Conversations extends Context.Service<Conversations>()("Parley/Conv
           yield* queue.enqueue(
             GenerateReply,
             { conversationId: conversation.id, messageId: message.id },
-            { conversationId: conversation.id, group: integration.workspaceId, delay: debounce }
+            { orderKey: conversation.id, group: integration.workspaceId, delay: debounce }
           )
         }
         return yield* received(message, conversation)

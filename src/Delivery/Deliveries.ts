@@ -57,7 +57,7 @@ export class Deliveries extends Context.Service<Deliveries>()("Parley/Deliveries
         const brought = yield* queue.runNow(DeliverEvent, delivery.id)
         if (!brought) {
           yield* queue.enqueue(DeliverEvent, { eventId: delivery.id }, {
-            conversationId: delivery.conversationId,
+            orderKey: delivery.conversationId,
             group: delivery.integrationId
           })
         }
@@ -75,7 +75,7 @@ export class Deliveries extends Context.Service<Deliveries>()("Parley/Deliveries
       const replayed = yield* repo.markAllReplayed({ integrationId, since, limit: 10_000 })
       yield* queue.replaceMany(DeliverEvent, replayed.map((delivery) => ({
         payload: { eventId: delivery.id },
-        conversationId: delivery.conversationId,
+        orderKey: delivery.conversationId,
         group: delivery.integrationId
       })))
       return { replayed: replayed.length, deliveryIds: replayed.map((r) => r.id) }

@@ -76,7 +76,7 @@ export class Events extends Context.Service<Events>()("Parley/Events", {
         generation: 0
       })
       yield* queue.enqueue(DeliverEvent, { eventId: id }, {
-        conversationId: input.conversation?.id,
+        orderKey: input.conversation?.id,
         group: input.integration.integrationId
       })
       yield* Metric.update(eventsEmittedOf(kind), 1)

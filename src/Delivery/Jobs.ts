@@ -10,7 +10,8 @@ import { Sender } from "./Sender.js"
 export const DeliverEvent = Job.define("deliver_event", {
   payload: Schema.Struct({ eventId: EventId }),
   lane: Lanes.deliveries,
-  orderedBy: "conversation",
+  // One at a time per conversation, in commit order: the conversation's id is the order key.
+  ordered: true,
   key: ({ eventId }) => eventId,
   // The sender turns every failure into the delivery policy (retry within DELIVERY_MAX_AGE, then dead).
   retries: "handler"

@@ -6,7 +6,7 @@
  * export const DeliverEvent = Job.define("deliver_event", {
  *   payload: Schema.Struct({ eventId: EventId }),
  *   lane: Lanes.deliveries,
- *   orderedBy: "conversation",
+ *   ordered: true,
  *   key: ({ eventId }) => eventId
  * })
  * ```
@@ -48,7 +48,7 @@ import * as SchemaParser from "effect/SchemaParser"
 import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import type { WorkerConfig } from "../Config.js"
-import { ConversationId, JobId } from "../Domain/Ids.js"
+import { JobId } from "../Domain/Ids.js"
 
 /**
  * A lane of the worker pool, declared once (`Lanes.ts`) and named by each kind that runs in it: how
@@ -71,16 +71,27 @@ export const lane = (
   }
 ): Lane => ({ name, concurrency: options.concurrency, perGroup: options.perGroup })
 
+/**
+ * What the jobs of an ordered kind are ordered by (`enqueue`'s `orderKey`): the features give their
+ * conversation's id. A UUID, in any version: the column that keeps it (`jobs.conversation_id`, read by
+ * the claim's functions of migrations 0007 and 0008) is a `uuid`; another string is refused (a defect
+ * naming it) rather than stored as something else.
+ */
+export const OrderKey = Schema.String.check(
+  Schema.isGUID({ message: "A job's order key must be a UUID (jobs.conversation_id is a uuid column)" })
+)
+export type OrderKey = typeof OrderKey.Type
+
 export interface Definition<A, I> {
   readonly name: string
   readonly payload: Schema.Codec<A, I>
   /** The lane its jobs run in. */
   readonly lane: Lane
   /**
-   * `"conversation"`: jobs of this kind for one conversation run one at a time, in the order their
-   * transactions committed (see `JobQueue.enqueue`).
+   * Jobs of this kind queued with one `orderKey` run one at a time, in the order their transactions
+   * committed (see `JobQueue.enqueue`); jobs queued without one are not ordered.
    */
-  readonly orderedBy: "conversation" | undefined
+  readonly ordered: boolean
   /**
    * At most one live (pending or running) job per key: the queue refuses a second one, and the live one
    * can be brought forward (`JobQueue.runNow`), moved (`reschedule`) or cancelled (`cancel`) by its key.
@@ -99,7 +110,7 @@ export const define = <A, I>(
   options: {
     readonly payload: Schema.Codec<A, I>
     readonly lane: Lane
-    readonly orderedBy?: "conversation"
+    readonly ordered?: boolean
     readonly key?: (payload: A) => string
     readonly retries?: "bounded" | "handler"
   }
@@ -107,7 +118,7 @@ export const define = <A, I>(
   name,
   payload: options.payload,
   lane: options.lane,
-  orderedBy: options.orderedBy,
+  ordered: options.ordered ?? false,
   key: options.key,
   retries: options.retries ?? "bounded"
 })
@@ -120,14 +131,19 @@ export type Outcome = Data.TaggedEnum<{
 }>
 export const Outcome = Data.taggedEnum<Outcome>()
 
+/** The W3C trace context of the request that queued a job: its span continues that trace. */
+export const TraceContext = Schema.Struct({ traceparent: Schema.String })
+export type TraceContext = typeof TraceContext.Type
+
 /** A claimed job, as its handler sees it. */
 export const Claimed = Schema.Struct({
   id: JobId,
   kind: Schema.String,
   payload: Schema.Unknown,
   attempts: Schema.Number,
-  traceContext: Schema.NullOr(Schema.Struct({ traceparent: Schema.String })),
-  conversationId: Schema.NullOr(ConversationId),
+  traceContext: Schema.NullOr(TraceContext),
+  /** What it was queued with as its `orderKey` (ordered or not). */
+  orderKey: Schema.NullOr(OrderKey),
   /** Whose work it is (a workspace, an integration): the lane's share, and what a batch keeps together. */
   groupKey: Schema.NullOr(Schema.String)
 })

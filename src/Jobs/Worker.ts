@@ -9,15 +9,15 @@
  * step for all of them, and settles the done ones in one statement: its jobs then end, and are claimed,
  * together (a delivery went from 4.5 statements to about one, docs/performance.md). Built from Effect
  * primitives:
- * - a count of jobs in flight and a latch per lane; a latch wakes the dispatcher. The latch is closed
- *   *before* each claim, so a notification that arrives between an empty claim and the wait is not lost;
- * - notifications carry the job's due time: a debounced job wakes the dispatcher when it is due, not
- *   at the next poll; so does a job moved earlier (`JobQueue.reschedule`), on every instance. A job
- *   moved later needs none: a dispatcher that waited for its old time claims nothing then, and learns
- *   the new one from that claim (`Round.wait`). They come from `LISTEN` on PostgreSQL (a connection of
- *   the pool held for it, probed, re-established when it drops: `Listener.ts`) and from the queue
- *   itself on the embedded database (one connection: a claim waits for the enqueuing transaction to
- *   commit);
+ * - per lane, a dispatcher (`LaneDispatcher.ts`: when to claim and how much, the idle wait until the
+ *   next due time, and the orderings that keep a wake from being lost);
+ * - notifications (`Notification.ts`) carry the job's due time: a debounced job wakes the dispatcher
+ *   when it is due, not at the next poll; so does a job moved earlier (`JobQueue.reschedule`), on every
+ *   instance. A job moved later needs none: a dispatcher that waited for its old time claims nothing
+ *   then, and learns the new one from that claim (`Round.wait`). They come from `LISTEN` on PostgreSQL
+ *   (a connection of the pool held for it, probed, re-established when it drops: `Listener.ts`) and from
+ *   the queue itself on the embedded database (one connection: a claim waits for the enqueuing
+ *   transaction to commit);
  * - one heartbeat renews the leases of every running job; a job whose lease was lost (another instance
  *   took it after this one stalled) is interrupted;
  * - a job is claimed and forked uninterruptibly, with its release registered before it can be
@@ -34,7 +34,6 @@ import * as Fiber from "effect/Fiber"
 import * as FiberMap from "effect/FiberMap"
 import * as Headers from "effect/http/Headers"
 import * as HttpTraceContext from "effect/http/HttpTraceContext"
-import * as Latch from "effect/Latch"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
@@ -58,11 +57,13 @@ import {
 } from "../Observability/Metrics.js"
 import { DatabaseKind } from "../Sql.js"
 import { type Claimed, type Handler, lanesOf, Outcome, type PoolLane, Registry } from "./Job.js"
+import * as LaneDispatcher from "./LaneDispatcher.js"
+import { CONNECTED, listen } from "./Listener.js"
+import * as Notification from "./Notification.js"
+import { JobQueue } from "./Queue.js"
 
 /** A batch kind's handler. */
 type BatchRun = Extract<Handler["run"], { readonly _tag: "batch" }>["run"]
-import { CONNECTED, listen } from "./Listener.js"
-import { JOBS_CHANNEL, JobQueue } from "./Queue.js"
 
 /** Most jobs one claim takes (more free slots: claimed in several rounds). */
 const CLAIM_BATCH = 64
@@ -221,50 +222,28 @@ export const WorkersLive = <E, R>(jobs: Layer.Layer<never, E, R>) => Layer.effec
         Effect.scoped
       )
 
-    /** One lane's dispatcher and what wakes it. */
+    /** One lane's dispatcher (`LaneDispatcher`: when it claims, and how much) and how its jobs run. */
     const makeLane = (lane: PoolLane) =>
       Effect.gen(function*() {
-        /** Jobs of this lane running in this instance (only the dispatcher adds to it). */
-        const inFlight = yield* Ref.make(0)
-        /** Opened when one of the lane's jobs ends: a slot is free. */
-        const slotFreed = yield* Latch.make(false)
-        /** Opened when a job may be claimable: a notification, a finished job, shutdown. */
-        const wakeup = yield* Latch.make(false)
-        /** Released when a notification names a future due time, so the idle wait is recomputed. */
-        const rescheduled = yield* Latch.make(false)
-        /** The earliest due time (Unix ms) announced by a notification and not reached yet. */
-        const announced = yield* Ref.make(Number.POSITIVE_INFINITY)
-        /**
-         * Whether the last claim left due jobs for a group at its share (`Round.leftBehind`): then a job
-         * ending may let them run. True while a claim runs, whose answer is not known yet.
-         */
-        const leftBehind = yield* Ref.make(true)
-
-        /**
-         * After jobs end: their slots are free, and the dispatcher looks again only if that may find a
-         * job — their settlement made one claimable (`freed`: the next of a conversation, a rerun, a
-         * retry), the last claim left some for a group at its share, or the run did not end normally.
-         * Otherwise the claim would come back empty (two of a message's 39 statements were such claims).
-         */
-        const ended = (jobs: ReadonlyArray<Claimed>, exit: Exit.Exit<boolean, unknown>) =>
-          Effect.gen(function*() {
-            yield* Ref.update(inFlight, (n) => n - jobs.length)
-            yield* slotFreed.open
-            const freed = Exit.isFailure(exit) || exit.value || (yield* Ref.get(leftBehind))
-            if (freed) yield* wakeup.open
-          })
+        const dispatcher = yield* LaneDispatcher.make({
+          concurrency: lane.concurrency,
+          claimBatch: CLAIM_BATCH,
+          pollInterval: config.pollInterval
+        })
 
         /**
          * Forks just-claimed jobs (one, or a batch run together). Called uninterruptibly; the fork starts
          * uninterruptible too (a fork does not inherit that by itself), registers the release and the
-         * slots' return, and only then lets the jobs themselves be interrupted.
+         * slots' return, and only then lets the jobs themselves be interrupted. After them, the
+         * dispatcher looks again only if their settlement made a job claimable (`freed`), or the run
+         * did not end normally (see `LaneDispatcher`).
          */
         const start = (jobs: ReadonlyArray<Claimed>, run: Effect.Effect<boolean, unknown>) =>
-          Ref.update(inFlight, (n) => n + jobs.length).pipe(
+          dispatcher.started(jobs.length).pipe(
             Effect.andThen(
               Effect.interruptible(run).pipe(
                 Effect.onInterrupt(() => Effect.forEach(jobs, (job) => queue.release(job, instance), { discard: true })),
-                Effect.onExit((exit) => ended(jobs, exit)),
+                Effect.onExit((exit) => dispatcher.ended(jobs.length, Exit.isFailure(exit) || exit.value)),
                 Effect.forkDetach({ uninterruptible: true })
               )
             ),
@@ -296,62 +275,15 @@ export const WorkersLive = <E, R>(jobs: Layer.Layer<never, E, R>) => Layer.effec
           )
         }
 
-        /** Waits for a wake, or for the next job's due time (`due`: ms from now, from the claim), or the poll. */
-        const idle = (due: Option.Option<number>) => Effect.gen(function*() {
-          // Deadlines, not durations: a notification that arrives meanwhile recomputes the wait, and must
-          // not restart it. (Durations were: with a notification every 250 ms, the next job's wait began
-          // again at each one, and a tenth of debounced replies left 250 ms to 1 s late.)
-          const started = yield* Clock.currentTimeMillis
-          const pollAt = started + Duration.toMillis(config.pollInterval)
-          const dueAt = Option.match(due, { onNone: () => Number.POSITIVE_INFINITY, onSome: (wait) => started + wait })
-          while (true) {
-            // Closed before `announced` is read: a notification in between opens it again, so its due
-            // time is never read too late and then slept past (to the next wake, a message later).
-            yield* rescheduled.close
-            const now = yield* Clock.currentTimeMillis
-            const wait = Math.max(0, Math.min(pollAt, dueAt, yield* Ref.get(announced)) - now)
-            const woke = yield* Effect.raceFirst(
-              Effect.as(wakeup.await, "wake" as const),
-              Effect.raceFirst(
-                Effect.as(rescheduled.await, "rescheduled" as const),
-                Effect.as(Effect.sleep(Duration.millis(wait)), "timeout" as const)
-              )
-            )
-            if (woke !== "rescheduled") return
-          }
-        })
-
-        const dispatch = Effect.gen(function*() {
-          // Closed before the count is read: a job ending in between opens it again.
-          yield* slotFreed.close
-          const free = lane.concurrency - (yield* Ref.get(inFlight))
-          if (free <= 0) return yield* slotFreed.await
-          const now = yield* Clock.currentTimeMillis
-          yield* Ref.update(announced, (due) => (due <= now ? Number.POSITIVE_INFINITY : due))
-          yield* wakeup.close
-          yield* Ref.set(leftBehind, true)
-          const asked = Math.min(free, CLAIM_BATCH)
-          const round = yield* queue.claimRound(instance, lane, asked).pipe(
+        /** A claim of the lane, its jobs started before it returns. */
+        const claim = (asked: number) =>
+          queue.claimRound(instance, lane, asked).pipe(
             Effect.tap(({ jobs }) => launch(jobs)),
-            Effect.uninterruptible
+            Effect.map((round) => ({ taken: round.jobs.length, wait: round.wait, leftBehind: round.leftBehind }))
           )
-          yield* Ref.set(leftBehind, round.leftBehind)
-          // Fewer than asked: the claim took every job claimable at that moment. What makes another one
-          // claimable opens `wakeup` (a notification, a job of this lane ending here) or is due by the
-          // idle wait's deadline, so claiming again at once would only come back empty.
-          if (round.jobs.length < asked) yield* idle(round.wait)
-        })
-
-        const onNotification = (due: number) =>
-          Effect.gen(function*() {
-            const now = yield* Clock.currentTimeMillis
-            if (due <= now + 5) return yield* wakeup.open
-            yield* Ref.update(announced, (current) => Math.min(current, due))
-            yield* rescheduled.open
-          })
 
         // Supervision: a dispatcher failure is logged and it starts again after a pause.
-        const fiber = yield* dispatch.pipe(
+        const fiber = yield* dispatcher.step(claim).pipe(
           Effect.forever,
           Effect.catchCause((cause) =>
             Effect.logError("Job dispatcher failed; restarting", cause).pipe(Effect.annotateLogs("job.lane", lane.name))
@@ -360,22 +292,23 @@ export const WorkersLive = <E, R>(jobs: Layer.Layer<never, E, R>) => Layer.effec
           Effect.forever,
           Effect.forkScoped
         )
-        return { lane, fiber, onNotification, wake: wakeup.open } as const
+        return { lane, fiber, notified: dispatcher.notified, wake: dispatcher.wake } as const
       })
 
     const dispatchers = yield* Effect.forEach(lanes, makeLane)
     const laneOf = new Map(dispatchers.flatMap((d) => d.lane.kinds.map((kind) => [kind, d] as const)))
     const wakeAll = Effect.forEach(dispatchers, (d) => d.wake, { discard: true })
 
-    /** `<kind> <due Unix ms>` from the queue; `CONNECTED` after a (re)connection: look now. */
+    /** A job's kind and due time from the queue (`Notification`); `CONNECTED` after a (re)connection: look now. */
     const onNotification = (payload: string) => {
       if (payload === CONNECTED) return wakeAll
-      const [kind = "", due = "0"] = payload.split(" ")
-      const dispatcher = laneOf.get(kind)
-      return dispatcher === undefined ? Effect.void : dispatcher.onNotification(Number(due) || 0)
+      return Option.match(Notification.decode(payload), {
+        onNone: () => Effect.void,
+        onSome: ({ due, kind }) => laneOf.get(kind)?.notified(due) ?? Effect.void
+      })
     }
 
-    const notifications = database.embedded ? queue.signals : listen(JOBS_CHANNEL)
+    const notifications = database.embedded ? queue.signals : listen(Notification.JOBS_CHANNEL)
     yield* notifications.pipe(Stream.runForEach(onNotification), Effect.forkScoped)
 
     // One heartbeat for every running job; those this instance no longer holds are interrupted. The

@@ -10,7 +10,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as crypto from "node:crypto"
-import { ConversationId } from "../../src/Domain/Ids.js"
 import * as Job from "../../src/Jobs/Job.js"
 import { JobQueue } from "../../src/Jobs/Queue.js"
 import { fastPipeline, TestConfig } from "../support/App.js"
@@ -22,12 +21,12 @@ const timers = Job.lane("timers", { concurrency: () => 4, perGroup: () => 4 })
 
 /** A timer per key: a debounce, re-armed by each message of its key. */
 const Timer = Job.define("timer", { payload: Schema.Struct({ key: Schema.String }), lane: timers, key: ({ key }) => key })
-/** A keyed kind ordered per conversation. */
+/** A keyed, ordered kind. */
 const Step = Job.define("step", {
   payload: Schema.Struct({ key: Schema.String }),
   lane: timers,
   key: ({ key }) => key,
-  orderedBy: "conversation"
+  ordered: true
 })
 
 /** A run: how many of its key's messages were stored when it ran, and how long after the last one (database clock). */
@@ -145,14 +144,14 @@ describe("keyed jobs re-armed and cancelled", () => {
         yield* ranOnce(key)
       }))
 
-    it.effect("cancelling an ordered job lets the next one of its conversation run", () =>
+    it.effect("cancelling an ordered job lets the next one of its order key run", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         yield* setup
-        const conversationId = ConversationId.make(crypto.randomUUID())
+        const orderKey = crypto.randomUUID()
         const [first, second] = [crypto.randomUUID(), crypto.randomUUID()]
-        yield* queue.enqueue(Step, { key: first }, { conversationId, delay: "1 hour" })
-        yield* queue.enqueue(Step, { key: second }, { conversationId })
+        yield* queue.enqueue(Step, { key: first }, { orderKey, delay: "1 hour" })
+        yield* queue.enqueue(Step, { key: second }, { orderKey })
         expect((yield* jobsOf(second, Step.name))[0]?.blocked).toBe(true)
         yield* startPool
         expect(yield* queue.cancel(Step, first)).toBe(true)

@@ -4,6 +4,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "effect/sql/SqlClient"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -12,7 +13,6 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Schema from "effect/Schema"
 import * as crypto from "node:crypto"
-import { ConversationId } from "../../src/Domain/Ids.js"
 import * as Job from "../../src/Jobs/Job.js"
 import { JobQueue } from "../../src/Jobs/Queue.js"
 import { explainStartFailure, startFailureLine } from "../../src/Startup.js"
@@ -30,7 +30,14 @@ const Quick = Job.define("quick", { payload: Schema.Struct({}), lane: testLane }
 const Slow = Job.define("slow", { payload: Schema.Struct({}), lane: testLane })
 const Boom = Job.define("boom", { payload: Schema.Struct({}), lane: testLane })
 /** Claimed by the tests themselves: no handler is registered for it, so no pool runs it. */
-const Ordered = Job.define("ordered", { payload: Schema.Struct({ n: Schema.Number }), lane: testLane, orderedBy: "conversation" })
+const Ordered = Job.define("ordered", { payload: Schema.Struct({ n: Schema.Number }), lane: testLane, ordered: true })
+/** Keyed and ordered, as deliveries are; claimed by no test. */
+const OrderedKeyed = Job.define("ordered-keyed", {
+  payload: Schema.Struct({ key: Schema.String }),
+  lane: testLane,
+  ordered: true,
+  key: ({ key }) => key
+})
 const Batched = Job.define("batched", { payload: Schema.Struct({ n: Schema.Number }), lane: batchLane })
 /** A kind with no handler registered: no pool claims it, so its jobs stay where a test puts them. */
 const Probe = Job.define("next-due-probe", { payload: Schema.Struct({}), lane: Job.lane("probe", { concurrency: () => 4, perGroup: () => 1 }) })
@@ -258,7 +265,7 @@ describe("worker pool", () => {
         expect(first.leftBehind).toBe(true)
         // The busy group has its two running: nothing more for it until one ends.
         expect(yield* queue.claimRound("w1", lane, 10)).toMatchObject({ jobs: [], leftBehind: true })
-        // Ending lets no job run by itself (no conversation waits for it, no rerun).
+        // Ending lets no job run by itself (no job of an order key waits for it, no rerun).
         expect(yield* queue.settle(first.jobs[0]!, "w1", Job.Outcome.Done())).toBe(false)
         expect((yield* queue.claim("w1", lane, 10)).map((j) => j.id)).toEqual([busy[2]])
         yield* sql`UPDATE jobs SET status = 'done' WHERE id IN ${sql.in(busy.slice(3))}`
@@ -266,22 +273,22 @@ describe("worker pool", () => {
         expect(yield* queue.claimRound("w1", lane, 10)).toMatchObject({ jobs: [], leftBehind: false })
       }))
 
-    it.effect("an ordered job waits behind a live job of its conversation: through its retries, until it is done or dead", () =>
+    it.effect("an ordered job waits behind a live job of its order key: through its retries, until it is done or dead", () =>
       Effect.gen(function*() {
         const queue = yield* JobQueue
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE jobs SET status = 'done' WHERE status IN ('pending', 'running')`
-        const [c, d, e] = [0, 1, 2].map(() => ConversationId.make(crypto.randomUUID()))
+        const [c, d, e] = [0, 1, 2].map(() => crypto.randomUUID())
         const wide: Job.PoolLane = { ...lane, concurrency: 10, perGroup: 10 }
-        const [a1, a2, a3] = yield* Effect.forEach([1, 2, 3], (n) => queue.enqueue(Ordered, { n }, { conversationId: c }))
-        const b1 = yield* queue.enqueue(Ordered, { n: 4 }, { conversationId: d })
+        const [a1, a2, a3] = yield* Effect.forEach([1, 2, 3], (n) => queue.enqueue(Ordered, { n }, { orderKey: c }))
+        const b1 = yield* queue.enqueue(Ordered, { n: 4 }, { orderKey: d })
         expect(yield* blockedOf([a1!, a2!, a3!, b1])).toEqual([false, true, true, false])
         const first = yield* queue.claim("w1", wide, 10)
         expect(first.map((j) => j.id)).toEqual([a1, b1])
         // A retry keeps its place: the next one still waits. (It is pending again: worth a look.)
         expect(yield* queue.settle(first[0]!, "w1", Job.Outcome.Retry({ delay: 0, error: "receiver down" }))).toBe(true)
         expect(yield* blockedOf([a2!])).toEqual([true])
-        // Nothing waits behind the other conversation's job: its ending lets nothing run.
+        // Nothing waits behind the other order key's job: its ending lets nothing run.
         expect(yield* queue.settle(first[1]!, "w1", Job.Outcome.Done())).toBe(false)
         const again = yield* queue.claim("w1", wide, 10)
         expect(again.map((j) => j.id)).toEqual([a1])
@@ -292,13 +299,54 @@ describe("worker pool", () => {
         expect(next.map((j) => j.id)).toEqual([a2])
         // Dead ends it too; a job enqueued meanwhile lines up behind the live one.
         expect(yield* queue.settle(next[0]!, "w1", Job.Outcome.Dead({ error: "gave up" }))).toBe(true)
-        const a4 = yield* queue.enqueue(Ordered, { n: 5 }, { conversationId: c })
+        const a4 = yield* queue.enqueue(Ordered, { n: 5 }, { orderKey: c })
         expect(yield* blockedOf([a3!, a4])).toEqual([false, true])
         expect((yield* queue.claim("w1", wide, 10)).map((j) => j.id)).toEqual([a3])
-        // Not ordered, or alone in its conversation: never waits.
-        const lone = yield* queue.enqueue(Ordered, { n: 6 }, { conversationId: e })
-        const quick = yield* queue.enqueue(Quick, {}, { conversationId: e })
+        // Not ordered, or alone with its order key: never waits.
+        const lone = yield* queue.enqueue(Ordered, { n: 6 }, { orderKey: e })
+        const quick = yield* queue.enqueue(Quick, {}, { orderKey: e })
         expect(yield* blockedOf([lone, quick])).toEqual([false, false])
+      }))
+
+    it.effect("replaceMany queues after each order key's live jobs, retiring the ones it replaces; only each key's first may run", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        const sql = yield* SqlClient.SqlClient
+        const [c, d] = [crypto.randomUUID(), crypto.randomUUID()]
+        const key = (name: string) => `${name}-${c}`
+        const liveOf = sql<{ readonly key: string; readonly blocked: boolean }>`
+          SELECT key, blocked FROM jobs
+          WHERE kind = ${OrderedKeyed.name} AND conversation_id IN (${c}, ${d}) AND status = 'pending' ORDER BY seq`
+        yield* queue.enqueue(OrderedKeyed, { key: key("head") }, { orderKey: c })
+        const queued = yield* queue.replaceMany(OrderedKeyed, [
+          { payload: { key: key("c1") }, orderKey: c },
+          { payload: { key: key("d1") }, orderKey: d },
+          { payload: { key: key("d2") }, orderKey: d }
+        ])
+        expect(queued).toBe(3)
+        expect(yield* liveOf).toEqual([
+          { key: key("head"), blocked: false },
+          { key: key("c1"), blocked: true },
+          { key: key("d1"), blocked: false },
+          { key: key("d2"), blocked: true }
+        ])
+        // The head replaced: retired, and queued again after the others of its key, which may run first.
+        expect(yield* queue.replaceMany(OrderedKeyed, [{ payload: { key: key("head") }, orderKey: c }])).toBe(1)
+        expect(yield* liveOf).toEqual([
+          { key: key("c1"), blocked: false },
+          { key: key("d1"), blocked: false },
+          { key: key("d2"), blocked: true },
+          { key: key("head"), blocked: true }
+        ])
+      }))
+
+    it.effect("an order key that is not a UUID is refused, saying what an order key must be", () =>
+      Effect.gen(function*() {
+        const queue = yield* JobQueue
+        for (const refused of [queue.enqueue(Ordered, { n: 7 }, { orderKey: "conversation-7" }), queue.enqueue(Quick, {}, { orderKey: "7" })]) {
+          const exit = yield* Effect.exit(refused)
+          expect(Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "queued").toContain("A job's order key must be a UUID")
+        }
       }))
 
     // A job that ends and one enqueued behind it at the same moment: each must see the other (PGlite
@@ -311,12 +359,12 @@ describe("worker pool", () => {
         const wide: Job.PoolLane = { ...lane, concurrency: 10, perGroup: 10 }
         let stranded = 0
         for (let i = 0; i < 300; i++) {
-          const conversationId = ConversationId.make(crypto.randomUUID())
-          yield* queue.enqueue(Ordered, { n: 0 }, { conversationId })
+          const orderKey = crypto.randomUUID()
+          yield* queue.enqueue(Ordered, { n: 0 }, { orderKey })
           const [head] = yield* queue.claim("w1", wide, 1)
           const [, next] = yield* Effect.all([
             queue.settle(head!, "w1", Job.Outcome.Done()),
-            queue.enqueue(Ordered, { n: 1 }, { conversationId })
+            queue.enqueue(Ordered, { n: 1 }, { orderKey })
           ], { concurrency: 2 })
           const [blocked] = yield* blockedOf([next])
           if (blocked === true) stranded++
@@ -335,7 +383,7 @@ describe("worker pool", () => {
         yield* sql`
           INSERT INTO jobs (kind, payload, status, finished_at)
           SELECT 'quick', '{}'::jsonb, 'done', now() FROM generate_series(1, 20000)`
-        // Group "full": 2 running (its share), 500 more due. Group "waiting": 50 conversations whose
+        // Group "full": 2 running (its share), 500 more due. Group "waiting": 50 order keys whose
         // first job is retrying later, 10 due jobs queued behind each.
         yield* sql`
           INSERT INTO jobs (kind, payload, group_key, status, locked_by, locked_until, attempts)
@@ -344,12 +392,12 @@ describe("worker pool", () => {
         yield* sql`
           INSERT INTO jobs (kind, payload, group_key)
           SELECT 'quick', '{}'::jsonb, 'full' FROM generate_series(1, 500)`
-        const conversations = Array.from({ length: 50 }, () => ConversationId.make(crypto.randomUUID()))
-        yield* Effect.forEach(conversations, (conversationId) =>
+        const orderKeys = Array.from({ length: 50 }, () => crypto.randomUUID())
+        yield* Effect.forEach(orderKeys, (orderKey) =>
           Effect.gen(function*() {
-            yield* queue.enqueue(Ordered, { n: 0 }, { conversationId, group: "waiting", delay: "1 hour" })
+            yield* queue.enqueue(Ordered, { n: 0 }, { orderKey, group: "waiting", delay: "1 hour" })
             yield* Effect.forEach(Array.from({ length: 10 }, (_, n) => n + 1), (n) =>
-              queue.enqueue(Ordered, { n }, { conversationId, group: "waiting" }))
+              queue.enqueue(Ordered, { n }, { orderKey, group: "waiting" }))
           }))
         const other = yield* queue.enqueue(Quick, {}, { group: "other" })
         // As autovacuum keeps them: the planner's statistics of a table that just grew.
