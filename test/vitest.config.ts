@@ -19,7 +19,7 @@ const testFiles = (dir: string): Array<string> =>
   )
 
 const databaseFree = testFiles(join(root, "test"))
-  .filter((file) => !/\b(TestApp|TestAppWithWorkers|TestDatabase|makeApp)\b/.test(readFileSync(file, "utf8")))
+  .filter((file) => !/\b(TestApp|TestAppWithWorkers|TestDatabase|makeApp|layerTest)\b/.test(readFileSync(file, "utf8")))
   .map((file) => relative(root, file))
 
 export default defineConfig({

@@ -29,7 +29,7 @@ import {
 } from "../../src/Domain/EventData.js"
 import { aiRequestsOf, aiTokensOf } from "../../src/Observability/Metrics.js"
 import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
-import { eventually } from "../support/Eventually.js"
+import { eventually, jobsSettled } from "../support/Eventually.js"
 import {
   hang,
   type LlmServer,
@@ -157,11 +157,11 @@ const aiMessagesOf = (conversationId: string) =>
 /** A counter's current count, for one set of labels (`aiTokensOf("openai", "input")`). */
 const counter = (metric: Metric.Counter<number>) => Effect.map(Metric.value(metric), (state) => state.count)
 
-/** Waits for `count` webhooks, then a little longer to see that no more arrive. */
-const settled = (receiver: Receiver, count: number) =>
+/** Waits for `count` webhooks, then for the tenant's jobs to be done: no more can arrive after that. */
+const settled = (receiver: Receiver, count: number, tenant: Tenant) =>
   Effect.gen(function*() {
     yield* receiver.waitFor(count)
-    yield* Effect.sleep("600 millis")
+    yield* jobsSettled(tenant)
     return receiver.received()
   })
 
@@ -195,7 +195,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           conversationId: "grounded",
           text: "How long does shipping to Canada take?"
         })
-        const received = yield* settled(receiver, 2)
+        const received = yield* settled(receiver, 2, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages"])
         expect(typingOf(received[0]!).data).toEqual({ messageId: message.id })
         const [sent] = sendOf(received[1]!).data.messages
@@ -289,7 +289,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         const { llm, receiver, tenant } = yield* setup({ typing: false })
         llm.enqueue(turn("openai-chat", { text: "Hello! How can I help?" }))
         yield* ask(tenant, { id: "t-1", conversationId: "no-typing", text: "Hi" })
-        yield* settled(receiver, 1)
+        yield* settled(receiver, 1, tenant)
         expect(kinds(receiver)).toEqual(["send_messages"])
       }))
 
@@ -314,7 +314,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           conversationId: "escalated",
           text: "My order 1234 arrived damaged, I want my money back."
         })
-        const received = yield* settled(receiver, 4)
+        const received = yield* settled(receiver, 4, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages", "escalate", "conversation_summary"])
         const [handover] = sendOf(received[1]!).data.messages
         expect(handover!.text).toBe("I'm passing you to a colleague who can arrange the refund.")
@@ -342,7 +342,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         ])
         // Escalated: the AI stays silent.
         yield* ask(tenant, { id: "e-2", conversationId: "escalated", text: "Hello?" })
-        yield* Effect.sleep("900 millis")
+        yield* jobsSettled(tenant)
         expect(receiver.received()).toHaveLength(4)
         expect(requestsSince(llm, from)).toHaveLength(2)
       }))
@@ -354,7 +354,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           toolCalls: [{ name: "escalate_to_human", args: { reason: "Asked for a person.", summary: "Wants a human.", message: "One moment." } }]
         }))
         const { conversation } = yield* ask(tenant, { id: "s-1", conversationId: "silent-handover", text: "Let me talk to a human" })
-        const received = yield* settled(receiver, 2)
+        const received = yield* settled(receiver, 2, tenant)
         expect(kinds(receiver)).toEqual(["typing", "escalate"])
         expect(escalateOf(received[1]!).data).toEqual({
           reason: "handover",
@@ -384,7 +384,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           turn("openai-chat", { text: "The customer asked about shipping and is satisfied." })
         )
         const { conversation } = yield* ask(tenant, { id: "c-1", conversationId: "closed", text: "Thanks, that solved it!" })
-        const received = yield* settled(receiver, 5)
+        const received = yield* settled(receiver, 5, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages", "close_conversation", "conversation_summary", "send_csat"])
         const [goodbye] = sendOf(received[1]!).data.messages
         expect(goodbye!.text).toBe("Glad I could help. Goodbye!")
@@ -406,7 +406,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           toolCalls: [{ name: "close_conversation", args: { summary: "Resolved.", message: "Bye!" } }]
         }))
         const { conversation } = yield* ask(tenant, { id: "q-1", conversationId: "quiet-close", text: "All good now, thanks" })
-        yield* settled(receiver, 2)
+        yield* settled(receiver, 2, tenant)
         expect(kinds(receiver)).toEqual(["typing", "close_conversation"])
         expect(yield* aiMessagesOf(conversation.id)).toEqual([])
         expect(yield* conversationStatus(conversation.id)).toBe("closed")
@@ -420,7 +420,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           turn("openai-chat", { text: "You're welcome!" })
         )
         const { conversation } = yield* ask(tenant, { id: "n-1", conversationId: "no-close", text: "Thanks!" })
-        yield* settled(receiver, 2)
+        yield* settled(receiver, 2, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages"])
         expect(toolNamesOf("openai-chat", requestsSince(llm, from)[0]!)).not.toContain("close_conversation")
         expect(yield* conversationStatus(conversation.id)).toBe("open")
@@ -432,7 +432,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         const errorsBefore = yield* counter(aiRequestsOf("openai", "error"))
         llm.enqueue(rateLimited("openai-chat", 1), turn("openai-chat", { text: "Hello! How can I help?" }))
         const { conversation } = yield* ask(tenant, { id: "r-1", conversationId: "rate-limited", text: "Hi there" })
-        const received = yield* settled(receiver, 2)
+        const received = yield* settled(receiver, 2, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages"])
         expect(sendOf(received[1]!).data.messages[0]!.text).toBe("Hello! How can I help?")
         const requests = requestsSince(llm, from)
@@ -451,7 +451,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           conversationSummary: true
         })
         const { conversation, message } = yield* ask(tenant, { id: "d-1", conversationId: "down", text: "Where is my order?" })
-        const received = yield* settled(receiver, 5)
+        const received = yield* settled(receiver, 5, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages", "conversation_title", "escalate", "conversation_summary"])
         // The title and summary do not wait for the model again: they are the extractive ones.
         expect(titleOf(received[2]!).data).toEqual({ title: "Where is my order?" })
@@ -487,7 +487,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
       Effect.gen(function*() {
         const { receiver, tenant } = yield* setup({ escalation: false })
         const { conversation } = yield* ask(tenant, { id: "f-1", conversationId: "fallback", text: "Where is my order?" })
-        const received = yield* settled(receiver, 2)
+        const received = yield* settled(receiver, 2, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages"])
         expect(sendOf(received[1]!).data.messages[0]!.text).toBe(
           "I'm sorry, I can't answer right now. Please try again in a few minutes."
@@ -509,7 +509,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         yield* sql`UPDATE jobs SET locked_by = 'killed-worker', locked_until = now() - interval '1 second'
                    WHERE conversation_id = ${conversation.id} AND kind = 'generate_reply' AND status = 'running'`
         yield* receiver.waitFor(3)
-        yield* Effect.sleep("900 millis")
+        yield* jobsSettled(tenant)
         expect(kinds(receiver)).toEqual(["typing", "typing", "send_messages"])
         expect(requestsSince(llm, from)).toHaveLength(2)
         expect(yield* aiMessagesOf(conversation.id)).toEqual([{ id: expect.any(String), text: "Hello! How can I help?" }])
@@ -560,7 +560,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         yield* addArticle(tenant)
         llm.enqueue(turn("openai-chat", { text: "It takes 3 to 5 business days [1]." }))
         const { conversation } = yield* ask(tenant, { id: "p-1", conversationId: "preemptive", text: "How long does shipping to Canada take?" })
-        const received = yield* settled(receiver, 2)
+        const received = yield* settled(receiver, 2, tenant)
         const [request] = requestsSince(llm, from)
         const system = systemPromptOf("openai-chat", request!)
         expect(system).toContain(Prompts.PASSAGES_HEADING)
@@ -579,7 +579,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         yield* addArticle(tenant)
         llm.enqueue(turn("openai-chat", { text: "Let me check." }))
         yield* ask(tenant, { id: "np-1", conversationId: "not-preemptive", text: "How long does shipping to Canada take?" })
-        yield* settled(receiver, 2)
+        yield* settled(receiver, 2, tenant)
         const system = systemPromptOf("openai-chat", requestsSince(llm, from)[0]!)
         expect(system).not.toContain(Prompts.PASSAGES_HEADING)
         expect(system).not.toContain(SHIPPING.body)
@@ -597,7 +597,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           turn("openai-chat", { text: "Your replacement for order 1234 is on its way." })
         )
         yield* ask(tenant, { id: "new-1", conversationId: "new", customerId: "user-42", text: "Any news about my last order?" })
-        yield* settled(receiver, 2)
+        yield* settled(receiver, 2, tenant)
         const requests = requestsSince(llm, from)
         expect(toolNamesOf("openai-chat", requests[0]!)).toContain("get_past_conversations")
         const [result] = toolResultsOf("openai-chat", requests[1]!)
@@ -612,7 +612,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         const { from, llm, receiver, tenant } = yield* setup()
         llm.enqueue(turn("openai-chat", { text: "Hello!" }))
         yield* ask(tenant, { id: "ng-1", conversationId: "no-past", text: "Hi" })
-        yield* settled(receiver, 2)
+        yield* settled(receiver, 2, tenant)
         expect(toolNamesOf("openai-chat", requestsSince(llm, from)[0]!)).toEqual([
           "close_conversation",
           "escalate_to_human",
@@ -628,7 +628,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           turn("openai-chat", { text: "\"Shipping time to Canada.\"", usage: { input: 50, output: 6 } })
         )
         const { conversation } = yield* ask(tenant, { id: "ti-1", conversationId: "titled", text: "How long does shipping to Canada take?" })
-        const received = yield* settled(receiver, 3)
+        const received = yield* settled(receiver, 3, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages", "conversation_title"])
         expect(titleOf(received[2]!).data).toEqual({ title: "Shipping time to Canada" })
         const requests = requestsSince(llm, from)
@@ -639,7 +639,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
 
         llm.enqueue(turn("openai-chat", { text: "You're welcome." }))
         yield* ask(tenant, { id: "ti-2", conversationId: "titled", text: "Thanks" })
-        yield* settled(receiver, 5)
+        yield* settled(receiver, 5, tenant)
         expect(kinds(receiver).slice(3)).toEqual(["typing", "send_messages"])
         expect(requestsSince(llm, from)).toHaveLength(3)
       }))
@@ -657,7 +657,7 @@ describe.each(["openai-responses", "anthropic"] as const)("replies from a model 
           turn(wire, { text: "Standard shipping to Canada takes 3 to 5 business days [1]." })
         )
         const { conversation } = yield* ask(tenant, { id: "w-1", conversationId: "wire", text: "How long does shipping to Canada take?" })
-        const received = yield* settled(receiver, 2)
+        const received = yield* settled(receiver, 2, tenant)
         expect(sendOf(received[1]!).data.messages[0]!.text).toBe(
           `Standard shipping to Canada takes 3 to 5 business days.\n\nMore in “${SHIPPING.title}”: ${SHIPPING.url}.`
         )
@@ -670,7 +670,7 @@ describe.each(["openai-responses", "anthropic"] as const)("replies from a model 
           toolCalls: [{ name: "escalate_to_human", args: { reason: "Wants a person.", summary: "Asked for a person.", message: "One moment." } }]
         }))
         yield* ask(tenant, { id: "w-2", conversationId: "wire", text: "I want to talk to a person" })
-        const all = yield* settled(receiver, 4)
+        const all = yield* settled(receiver, 4, tenant)
         expect(kinds(receiver)).toEqual(["typing", "send_messages", "typing", "escalate"])
         expect(escalateOf(all[3]!).data).toMatchObject({ reason: "handover", detail: "Wants a person.", messageId: null })
       }))
@@ -691,7 +691,7 @@ describe("the embedded responder's title and summary, through the app", () => {
           conversationId: "extractive",
           text: "Can I pay for my order with gold bars? I have plenty."
         })
-        const received = yield* settled(receiver, 4)
+        const received = yield* settled(receiver, 4, tenant)
         expect(kinds(receiver)).toEqual(["send_messages", "conversation_title", "escalate", "conversation_summary"])
         const [handover] = sendOf(received[0]!).data.messages
         expect(handover!.text).toBe(ESCALATION_TEXT)

@@ -13,6 +13,7 @@ import * as Schema from "effect/Schema"
 import { AiUsageReport } from "../../src/Domain/AiSettings.js"
 import { SendMessagesData } from "../../src/Domain/EventData.js"
 import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
+import { jobsSettled } from "../support/Eventually.js"
 import { chatBody, credentialOf, type LlmServer, makeLlmServer, turn } from "../support/LlmServers.js"
 import { Envelope, makeReceiver, webhookBody } from "../support/Receiver.js"
 
@@ -92,7 +93,7 @@ describe("per-workspace models in replies", () => {
         // The embedded responder answers the workspace that chose it: no model request at all.
         yield* ask(offline, "e-1", "Hi there")
         yield* receiver.waitFor(3)
-        yield* Effect.sleep("500 millis")
+        yield* jobsSettled(offline)
         expect(llm.requests()).toHaveLength(2)
 
         const ownUsage = yield* usageOf(own)

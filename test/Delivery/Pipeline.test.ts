@@ -13,6 +13,7 @@ import { MessageReceived } from "../../src/Domain/Conversation.js"
 import { DeliveryDetail } from "../../src/Domain/Delivery.js"
 import { ConversationId, CustomerId, IntegrationId } from "../../src/Domain/Ids.js"
 import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestAppWithWorkers } from "../support/App.js"
+import { eventually, jobsSettled } from "../support/Eventually.js"
 import { AnyEvent, Envelope, makeReceiver, SendMessages, webhookBody } from "../support/Receiver.js"
 import { expectSignedWebhook } from "../support/WebhookSignatures.js"
 
@@ -48,8 +49,6 @@ const eventsOf = (conversationId: string) =>
     sql<{ readonly id: string; readonly kind: string; readonly status: string; readonly attempts: number }>`
       SELECT id, kind, status, attempts FROM events WHERE conversation_id = ${conversationId} ORDER BY created_at`)
 
-const settle = Effect.sleep("400 millis")
-
 describe("reply pipeline", () => {
   layer(TestAppWithWorkers(), { excludeTestServices: true, timeout: 120_000 })((it) => {
     it.effect("a message produces exactly one send_messages, signed as documented, that verifyWebhook accepts", () =>
@@ -63,7 +62,7 @@ describe("reply pipeline", () => {
           text: "How long does shipping to Canada take?"
         })
         const [request] = yield* receiver.waitFor(1)
-        yield* settle
+        yield* jobsSettled(tenant)
         expect(receiver.received()).toHaveLength(1)
 
         // Checked independently of src/Delivery/Signature.ts (node:crypto and standardwebhooks); and the
@@ -107,7 +106,7 @@ describe("reply pipeline", () => {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
         const { conversation } = yield* ask(tenant, { id: "h-1", conversationId: "history", text: "Old", syncOnly: true })
-        yield* settle
+        yield* jobsSettled(tenant)
         expect(receiver.received()).toEqual([])
         expect(yield* eventsOf(conversation.id)).toEqual([])
       }))
@@ -121,7 +120,7 @@ describe("reply pipeline", () => {
           concurrency: 3
         })
         yield* receiver.waitFor(1)
-        yield* settle
+        yield* jobsSettled(tenant)
         const sends = receiver.received().filter((r) => eventOf(r).event === "send_messages")
         expect(sends).toHaveLength(1)
         const sql = yield* SqlClient.SqlClient
@@ -143,7 +142,7 @@ describe("reply pipeline", () => {
           body: { id: "late-1", role: "human", customerId, conversationId: "late", text: "First", sentAt: "2026-11-22T10:00:01Z" }
         })
         yield* receiver.waitFor(2)
-        yield* settle
+        yield* jobsSettled(tenant)
         const events = yield* eventsOf(first.body.conversation.id)
         expect(events.filter((e) => e.kind === "send_messages")).toHaveLength(2)
       }))
@@ -154,7 +153,7 @@ describe("reply pipeline", () => {
         const tenant = yield* makeTenant({ webhookUrl: receiver.url })
         const { conversation } = yield* ask(tenant, { id: "r-1", conversationId: "retry", text: "Anyone?" })
         const requests = yield* receiver.waitFor(3)
-        yield* settle
+        yield* jobsSettled(tenant)
         const sends = receiver.received().filter((r) => eventOf(r).event === "send_messages")
         expect(sends).toHaveLength(3)
         // The same bytes every time, each attempt signed and verifiable.
@@ -206,7 +205,7 @@ describe("reply pipeline", () => {
           }
         }
         yield* receiver.waitFor(10)
-        yield* settle
+        yield* jobsSettled(tenant)
         const log = receiver.received().map(titleOf).map((b) => `${b.conversationId}:${b.data.title}`)
         expect(log).toHaveLength(10)
         for (const name of ["A", "B"]) {
@@ -239,11 +238,15 @@ describe("reply pipeline", () => {
           INSERT INTO jobs (kind, payload, conversation_id, run_at)
           VALUES ('generate_reply', ${payload}::jsonb, ${conversation.id}, now() + interval '1200 milliseconds')`
         yield* receiver.waitFor(1)
-        yield* Effect.sleep("1500 millis")
+        // Both jobs of the trigger done (they were queued here, outside the tenant's groups), then what they queued.
+        const jobs = yield* eventually(
+          sql<{ readonly status: string; readonly attempts: number; readonly lockedBy: string }>`
+            SELECT status, attempts, locked_by FROM jobs
+            WHERE conversation_id = ${conversation.id} AND kind = 'generate_reply' ORDER BY seq`,
+          (rows) => rows.every((row) => row.status === "done")
+        )
+        yield* jobsSettled(tenant)
         expect(receiver.received().filter((r) => eventOf(r).event === "send_messages")).toHaveLength(1)
-        const jobs = yield* sql<{ readonly status: string; readonly attempts: number; readonly lockedBy: string }>`
-          SELECT status, attempts, locked_by FROM jobs
-          WHERE conversation_id = ${conversation.id} AND kind = 'generate_reply' ORDER BY seq`
         expect(jobs[0]).toMatchObject({ status: "done", attempts: 2 })
         expect(jobs[0]!.lockedBy).not.toBe("killed-worker")
         expect(jobs[1]).toMatchObject({ status: "done" })
@@ -265,8 +268,8 @@ describe("reply pipeline", () => {
           ask(tenant, { id: "d-2", conversationId: "debounce", text: "How long does shipping to Canada take?" })
         ], { concurrency: 2 })
         yield* receiver.waitFor(1)
-        // A second reply, if the two were not answered together, would be due within one window.
-        yield* Effect.sleep("2500 millis")
+        // A second reply, if the two were not answered together, would be a job of the tenant's still to run.
+        yield* jobsSettled(tenant)
         const events = yield* eventsOf(first.conversation.id)
         expect(events.filter((e) => e.kind === "send_messages")).toHaveLength(1)
         // The one reply answers both messages: the shipping question found its article.

@@ -7,6 +7,7 @@
  */
 import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "effect/sql/SqlClient"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -247,11 +248,32 @@ describe("queue holes", () => {
         const integration = yield* integrationOf(tenant)
         const events = yield* Events
         const emit = (n: number) => events.emit("conversation_title", { integration, conversation, data: { title: String(n) } })
-        // The first transaction takes its sequence number, then holds on; the second commits meanwhile.
+        // The first transaction takes its sequence number, then holds on until the second has committed
+        // or is waiting for a lock the first holds (seen from a third connection, outside both).
+        const emitted = yield* Deferred.make<void>()
+        const secondDone = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const lockWaiters = sql<{ readonly n: number }>`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`.pipe(Effect.map((rows) => rows[0]?.n ?? 0))
         yield* Effect.all([
-          Effect.tap(emit(1), Effect.sleep("600 millis")).pipe(sql.withTransaction),
-          Effect.andThen(Effect.sleep("150 millis"), emit(2).pipe(sql.withTransaction))
-        ], { concurrency: 2 })
+          emit(1).pipe(
+            Effect.andThen(Deferred.succeed(emitted, undefined)),
+            Effect.andThen(Deferred.await(release)),
+            sql.withTransaction
+          ),
+          Deferred.await(emitted).pipe(
+            Effect.andThen(emit(2).pipe(sql.withTransaction)),
+            Effect.andThen(Deferred.succeed(secondDone, undefined))
+          ),
+          Deferred.await(emitted).pipe(
+            Effect.andThen(eventually(
+              Effect.all([Deferred.isDone(secondDone), lockWaiters]),
+              ([done, waiting]) => done || waiting > 0
+            )),
+            Effect.andThen(Deferred.succeed(release, undefined))
+          )
+        ], { concurrency: 3 })
         const requests = yield* receiver.waitFor(2)
         const title = webhookBody(Envelope(Schema.Literal("conversation_title"), Schema.Struct({ title: Schema.String })))
         expect(requests.map((r) => title(r).data.title)).toEqual(["1", "2"])

@@ -216,7 +216,9 @@ describe("telemetry", () => {
         expect(helpdesk.status).toBe(422)
         yield* call("GET", "/admin/v1/workspaces", { token: ADMIN_TOKEN })
         yield* receiver.waitFor(1)
-        yield* Effect.sleep("300 millis")
+        // The delivery's job span is the message's trace's last to end.
+        const traceId = traceOf(requestSpan("/message-received"))
+        yield* waitForSpans(() => named("Job.deliver_event", traceId).length === 1)
         const texts = finished().flatMap((s) => Object.values(s.attributes).map(String))
         for (const secret of [tenant.token, tenant.webhookSecret, ADMIN_TOKEN, SECRET_TEXT, "4111 1111"]) {
           expect(texts.filter((t) => t.includes(secret))).toEqual([])

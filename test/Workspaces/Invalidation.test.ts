@@ -9,15 +9,21 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
-import { TestConfig } from "../support/App.js"
 import { TestDatabase, usingPostgres } from "../support/Database.js"
 import { eventually } from "../support/Eventually.js"
+import { layerTest } from "../support/Services.js"
 
-/** A `Workspaces` service of its own (its own caches and listening connection), as another instance has. */
-const instance = Effect.map(Layer.build(Workspaces.layer), Context.get(Workspaces))
+/**
+ * A `Workspaces` service of its own (its own caches and listening connection), as another instance has,
+ * on the database the test layer built (memoized: the same `TestDatabase`).
+ */
+const instance = Effect.map(
+  Layer.build(layerTest(Workspaces.layer, { PARLEY_TOKEN_CACHE_TTL: "1 minute" })),
+  Context.get(Workspaces)
+)
 
 describe("cache invalidation across instances", () => {
-  layer(TestDatabase.pipe(Layer.provide(TestConfig({ PARLEY_TOKEN_CACHE_TTL: "1 minute" })), Layer.orDie), {
+  layer(Layer.orDie(TestDatabase), {
     excludeTestServices: true,
     timeout: 60_000
   })((it) => {
@@ -37,6 +43,6 @@ describe("cache invalidation across instances", () => {
 
         yield* a.delete(second.workspace.id)
         yield* eventually(b.authenticate(second.apiToken), Option.isNone, 5_000)
-      }).pipe(Effect.provide(TestConfig({ PARLEY_TOKEN_CACHE_TTL: "1 minute" }))))
+      }))
   })
 })
