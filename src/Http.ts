@@ -377,10 +377,9 @@ const ApiLive = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe
 )
 
 /**
- * The docs UI at `/docs`, made on its first request: `HttpApiScalar` inlines Scalar's bundle (3.4 MB of
- * JavaScript) into the page it makes, which held 15–30 MiB of an idle instance's memory whether or not
- * anyone opened `/docs` (measured with Effect 3: idle RSS 230–232 MiB with it built at start, 198–225
- * without). Its layer loads the bundle when it is built, so it is built on the first request, on a
+ * The docs UI at `/docs`, made on its first request: `HttpApiScalar` inlines Scalar's bundle (megabytes
+ * of JavaScript) into the page it makes, which held memory in every idle instance whether or not
+ * anyone opened `/docs` (docs/performance.md). Its layer loads the bundle when it is built, so it is built on the first request, on a
  * router of its own that serves the page `HttpApiScalar.layer` makes.
  */
 const DocsLive = HttpRouter.use((router) =>

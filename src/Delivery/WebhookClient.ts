@@ -5,10 +5,9 @@
  * `HttpClient` sends them (`effect/http/HttpTraceContext`).
  *
  * Not Effect's `HttpClient` (measured with @effect/platform's, its Effect 3 predecessor): through it a
- * POST cost about 0.85 ms of CPU more than through undici alone (a span with a captured stack trace,
- * header objects, a scope, an `AbortController` aborted at its close, a stream for the body), a third
- * of a delivery's CPU once its statements were batched; the deliveries lane went from 333 to 402
- * webhooks/s without it (docs/performance.md).
+ * POST cost much more CPU than through undici alone (a span with a captured stack trace, header
+ * objects, a scope, an `AbortController` aborted at its close, a stream for the body), a large share
+ * of a delivery's CPU once its statements were batched (the figures: docs/performance.md).
  */
 import * as HttpTraceContext from "effect/http/HttpTraceContext"
 import * as Context from "effect/Context"
@@ -97,8 +96,8 @@ export const WebhookClientLive = Layer.effect(
     )
     /**
      * The time-out is a timer on the request's own abort signal, not an `Effect.timeout` around it: that
-     * forks a fiber and a sleep per POST, ~55 µs of CPU each in a micro-benchmark (a delivery costs
-     * ~0.9 ms in all). Interrupting the effect aborts the request too.
+     * forks a fiber and a sleep per POST, a measurable share of a delivery's CPU (docs/performance.md).
+     * Interrupting the effect aborts the request too.
      */
     const post = ({ body, headers, keep, timeout, url }: WebhookRequest) =>
       Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
