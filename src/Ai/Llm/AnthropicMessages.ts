@@ -21,9 +21,7 @@ import * as HttpClient from "effect/http/HttpClient"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import type { Span } from "effect/Tracer"
-import { toStreamParts } from "./OpenAiChat.js"
 import * as Wire from "./Wire.js"
 
 const MODULE = "AnthropicMessages"
@@ -384,14 +382,7 @@ export const make = (
         return yield* fromMessage(message, options.toolNames)
       })
 
-    return yield* LanguageModel.make({
-      generateText,
-      // Not incremental: the whole answer is fetched, then replayed as stream parts.
-      streamText: (providerOptions) =>
-        Stream.unwrap(
-          Effect.map(generateText(providerOptions), (parts) => Stream.fromIterable(parts.flatMap(toStreamParts)))
-        )
-    })
+    return yield* Wire.languageModel(generateText)
   })
 
 export const layer = (

@@ -21,7 +21,6 @@ import type * as JsonSchema from "effect/JsonSchema"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import type { Span } from "effect/Tracer"
 import * as Wire from "./Wire.js"
 
@@ -310,30 +309,8 @@ export const make = (options: ChatModelOptions): Effect.Effect<LanguageModel.Lan
         return yield* fromChatCompletion(completion, options.toolNames)
       })
 
-    return yield* LanguageModel.make({
-      generateText,
-      // Not incremental: the whole answer is fetched, then replayed as stream parts.
-      streamText: (providerOptions) =>
-        Stream.unwrap(
-          Effect.map(generateText(providerOptions), (parts) => Stream.fromIterable(parts.flatMap(toStreamParts)))
-        )
-    })
+    return yield* Wire.languageModel(generateText)
   })
-
-export const toStreamParts = (part: Response.PartEncoded): Array<Response.StreamPartEncoded> => {
-  switch (part.type) {
-    case "text": {
-      const id = "text-0"
-      return [{ type: "text-start", id }, { type: "text-delta", id, delta: part.text }, { type: "text-end", id }]
-    }
-    case "tool-call":
-    case "response-metadata":
-    case "finish":
-      return [part]
-    default:
-      return []
-  }
-}
 
 export const layer = (options: ChatModelOptions): Layer.Layer<LanguageModel.LanguageModel, never, HttpClient.HttpClient> =>
   Layer.effect(LanguageModel.LanguageModel, make(options))

@@ -9,8 +9,10 @@
  * that OpenAI-compatible servers or older API versions leave out.
  */
 import * as AiError from "effect/ai/AiError"
-import type * as LanguageModel from "effect/ai/LanguageModel"
+import type * as IdGenerator from "effect/ai/IdGenerator"
+import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
 import { addGenAIAnnotations, type GenAITelemetryAttributeOptions } from "effect/ai/Telemetry"
 import * as Tool from "effect/ai/Tool"
 import * as Effect from "effect/Effect"
@@ -23,6 +25,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type { Span } from "effect/Tracer"
 
 // ---------------------------------------------------------------------------------------------------
@@ -264,3 +267,34 @@ export const annotateWithPrefix = (span: Span, prefix: string, attributes: Recor
     if (Predicate.isNotNullish(value)) span.attribute(`${prefix}.${key}`, value)
   }
 }
+
+/** One answer's parts as the stream parts that would have carried it. */
+export const toStreamParts = (part: Response.PartEncoded): Array<Response.StreamPartEncoded> => {
+  switch (part.type) {
+    case "text": {
+      const id = "text-0"
+      return [{ type: "text-start", id }, { type: "text-delta", id, delta: part.text }, { type: "text-end", id }]
+    }
+    case "tool-call":
+    case "response-metadata":
+    case "finish":
+      return [part]
+    default:
+      return []
+  }
+}
+
+/**
+ * The `LanguageModel` of a wire that answers a request with the whole answer: `generateText` posts it
+ * and reads the answer; `streamText` is not incremental, it replays that answer as stream parts.
+ */
+export const languageModel = (
+  generateText: (
+    options: LanguageModel.ProviderOptions
+  ) => Effect.Effect<Array<Response.PartEncoded>, AiError.AiError, IdGenerator.IdGenerator>
+): Effect.Effect<LanguageModel.LanguageModel> =>
+  LanguageModel.make({
+    generateText,
+    streamText: (options) =>
+      Stream.unwrap(Effect.map(generateText(options), (parts) => Stream.fromIterable(parts.flatMap(toStreamParts))))
+  })
