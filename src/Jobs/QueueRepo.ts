@@ -102,17 +102,20 @@ export class QueueRepo extends Context.Service<QueueRepo>()("Parley/QueueRepo", 
         ON CONFLICT (kind, key) WHERE key IS NOT NULL AND status IN ('pending', 'running') DO NOTHING
         RETURNING id, ${dueMillis} AS due`
 
+    /**
+     * A statement that returns a job's `id` and `due` time, with a notification of the job's kind and
+     * due time sent by the same statement (delivered at commit).
+     */
+    const notifying = <R extends { readonly kind: string }>(statement: (request: R) => Statement.Fragment) =>
+    (request: R) =>
+      sql`WITH changed AS (${statement(request)})
+          SELECT id, due, ${notifySql(sql, request.kind, sql`due`)} FROM changed`
+
     /** Inserts a job: its id and due time; none when its key's live job stands. */
     const insert = SqlSchema.findOneOption({ Request: NewJob, Result: DueRow, execute: insertStatement })
 
     /** `insert`, notifying listeners in the same statement (at commit): PostgreSQL only. */
-    const insertNotifying = SqlSchema.findOneOption({
-      Request: NewJob,
-      Result: DueRow,
-      execute: (job) =>
-        sql`WITH inserted AS (${insertStatement(job)})
-            SELECT id, due, ${notifySql(sql, job.kind, sql`due`)} FROM inserted`
-    })
+    const insertNotifying = SqlSchema.findOneOption({ Request: NewJob, Result: DueRow, execute: notifying(insertStatement) })
 
     /** The live (pending or running) job of a key. */
     const liveJob = SqlSchema.findOneOption({
@@ -163,9 +166,7 @@ export class QueueRepo extends Context.Service<QueueRepo>()("Parley/QueueRepo", 
     const rescheduleNotifying = SqlSchema.findOneOption({
       Request: RunAt,
       Result: DueRow,
-      execute: (runAt) =>
-        sql`WITH moved AS (${rescheduleStatement(runAt)})
-            SELECT id, due, ${notifySql(sql, runAt.kind, sql`due`)} FROM moved`
+      execute: notifying(rescheduleStatement)
     })
 
     /** The order lock of a key's pending ordered job (`lockOrder`'s, found through the job). */
