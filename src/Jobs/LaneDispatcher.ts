@@ -104,8 +104,8 @@ export const make = (settings: Settings): Effect.Effect<LaneDispatcher> =>
     const idle = (due: Option.Option<number>) =>
       Effect.gen(function*() {
         // Deadlines, not durations: a notification that arrives meanwhile recomputes the wait, and must
-        // not restart it (with a notification every 250 ms, the next job's wait would begin again at
-        // each one).
+        // not restart it (with notifications arriving more often than the wait, the next job's wait would
+        // begin again at each one and never end).
         const started = yield* Clock.currentTimeMillis
         const pollAt = started + pollMillis
         const dueAt = Option.match(due, { onNone: () => Number.POSITIVE_INFINITY, onSome: (wait) => started + wait })

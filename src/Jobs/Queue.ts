@@ -210,7 +210,7 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
     /**
      * Removes the pending job of `key`, so that it never runs; an ordered kind's next job of its order
      * key, if it waited for this one, may then run. A running job is not stopped: its run finishes and
-     * is recorded as any other (a retry makes it pending again, to be cancelled again); only the run
+     * is recorded as every run is (a retry makes it pending again, to be cancelled again); only the run
      * again asked for meanwhile (`runNow`, `reschedule`) is dropped. True when a run was removed (the
      * pending job, or the running one's next run). In the caller's transaction when there is one.
      */
