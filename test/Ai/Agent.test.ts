@@ -7,9 +7,11 @@ import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import * as Clock from "effect/Clock"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import { identity } from "effect/Function"
 import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
@@ -395,16 +397,40 @@ describe.each(wires)("Agent over %s", (wire) => {
       expect(credentialOf(wire, none!)).toBeUndefined()
     }))
 
-  it.live("waits out a 429's Retry-After, then answers once; only the answer's usage counts", () =>
+  // On the TestClock: the wait after the 429 ends only when the test moves the clock past it. Each
+  // request is stamped with the clock's time as it is sent; the clock is moved on in small steps from
+  // the moment the 429 is back (the wait starts then) until the second request arrives.
+  it.effect("waits out a 429's Retry-After, then answers once; only the answer's usage counts", () =>
     Effect.gen(function*() {
-      const { agent, server, settings } = yield* setup(wire)
+      const server = yield* makeLlmServer
+      const sentAt: Array<number> = []
+      let answered = 0
+      const stamp = Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => sentAt.push(now)))
+      // An attempt's time-out is on the TestClock too: long enough that the steps never reach it.
+      const agent = yield* agentWith(
+        { ...POLICY, timeout: Duration.minutes(1) },
+        (client) => client.pipe(HttpClient.tapRequest(() => stamp), HttpClient.tap(() => Effect.sync(() => answered++)))
+      )
       server.enqueue(rateLimited(wire, 1), turn(wire, { text: "Delivery takes 3–5 days.", usage: { input: 70, output: 9 } }))
-      const reply = yield* agent.reply(request(settings))
+      const replying = yield* Effect.forkChild(agent.reply(request(settingsFor(wire, server.baseUrl))))
+      const pause = TestClock.withLive(Effect.sleep("5 millis"))
+      for (let i = 0; answered === 0; i++) {
+        if (i === 2_000) return yield* Effect.die("The 429 never came back")
+        yield* pause
+      }
+      for (let i = 0; server.requests().length < 2; i++) {
+        if (i === 400) return yield* Effect.die("No second request after 20 s of the TestClock")
+        yield* TestClock.adjust("50 millis")
+        yield* pause
+      }
+      const reply = yield* Fiber.join(replying)
       expect(reply).toMatchObject({ text: "Delivery takes 3–5 days.", usage: { inputTokens: 70, outputTokens: 9 }, turns: 1 })
-      const [limited, answered] = server.requests()
+      const [limited, again] = server.requests()
       expect(server.requests()).toHaveLength(2)
-      expect(answered!.at - limited!.at).toBeGreaterThanOrEqual(950)
-      expect(answered!.raw).toBe(limited!.raw)
+      // Not sooner than the Retry-After (1 s), whatever the real time the exchanges took.
+      expect(sentAt).toHaveLength(2)
+      expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(1_000)
+      expect(again!.raw).toBe(limited!.raw)
     }))
 
   it.live("retries 5xx and dropped connections, then answers", () =>

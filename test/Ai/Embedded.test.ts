@@ -9,7 +9,9 @@ import { MessageReceived } from "../../src/Domain/Conversation.js"
 import { ConversationId, IntegrationId } from "../../src/Domain/Ids.js"
 import { ArticleJson } from "../../src/Domain/Knowledge.js"
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
-import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestApp } from "../support/App.js"
+import { makeApp } from "../../src/App.js"
+import { ADMIN_TOKEN, bodyAs, call, makeTenant, type Tenant, TestConfig, TestServer } from "../support/App.js"
+import { layerTest } from "../support/Services.js"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/
@@ -73,8 +75,15 @@ const addArticle = (workspaceId: string, article: { title: string; body: string;
     return (yield* bodyAs(ArticleJson)(reply)).body
   })
 
-/** The repos the test reads rows with, and the embedded responder under test, over the test database. */
-const Responder = Layer.mergeAll(EmbeddedRepliesLive, ConversationsRepo.layer, IntegrationsRepo.layer)
+/**
+ * Parley's HTTP app (as `TestApp`), whose database also carries the embedded responder under test and
+ * the repos the test reads rows with: built by `layerTest`, on the app's one database.
+ */
+const EmbeddedApp = makeApp({
+  server: TestServer,
+  database: layerTest(Layer.mergeAll(EmbeddedRepliesLive, ConversationsRepo.layer, IntegrationsRepo.layer)),
+  workers: false
+}).pipe(Layer.provide(TestConfig()), Layer.orDie)
 
 let counter = 0
 
@@ -151,7 +160,7 @@ const escalation = (question: string): Reply => ({
 const noAnswer: Reply = { ...embedded, text: NO_ANSWER_TEXT, action: { _tag: "Answer" }, citations: [] }
 
 describe("Embedded knowledge-base responder", () => {
-  it.layer(TestApp(), { timeout: 120_000 })((it) => {
+  it.layer(EmbeddedApp, { timeout: 120_000 })((it) => {
     describe("POST/GET /admin/v1/workspaces/{workspaceId}/articles", () => {
       it.effect("creates an article: 201 {id, title, url, createdAt}; url defaults to null; GET lists them in order", () =>
         Effect.gen(function*() {
@@ -241,7 +250,7 @@ describe("Embedded knowledge-base responder", () => {
           expect(yield* ask(tenant, "Where is my refund?")).toEqual(answer(REFUNDS_PASSAGE, RETURNS))
           // An article without a URL is named without a link.
           expect(yield* ask(tenant, "I forgot my password")).toEqual(answer(PASSWORD.body, PASSWORD))
-        }).pipe(Effect.provide(Responder)))
+        }))
 
       it.effect("answers all the customer's unanswered messages together", () =>
         Effect.gen(function*() {
@@ -250,7 +259,7 @@ describe("Embedded knowledge-base responder", () => {
           yield* addArticle(tenant.workspaceId, RETURNS)
           const reply = yield* ask(tenant, "Hello there", "how long does delivery take?")
           expect(reply).toEqual(answer(DELIVERY_PASSAGE, SHIPPING))
-        }).pipe(Effect.provide(Responder)))
+        }))
 
       it.effect("escalates an unrelated question when the integration's escalation flag is on (default)", () =>
         Effect.gen(function*() {
@@ -258,7 +267,7 @@ describe("Embedded knowledge-base responder", () => {
           yield* addArticle(tenant.workspaceId, SHIPPING)
           yield* addArticle(tenant.workspaceId, RETURNS)
           expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(escalation(CRYPTO_QUESTION))
-        }).pipe(Effect.provide(Responder)))
+        }))
 
       it.effect("says it found no answer, without escalating, when the escalation flag is off", () =>
         Effect.gen(function*() {
@@ -268,13 +277,13 @@ describe("Embedded knowledge-base responder", () => {
           expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(noAnswer)
           // The flag changes nothing for a question it can answer.
           expect(yield* ask(tenant, "How long does delivery take?")).toEqual(answer(DELIVERY_PASSAGE, SHIPPING))
-        }).pipe(Effect.provide(Responder)))
+        }))
 
       it.effect("an empty knowledge base escalates", () =>
         Effect.gen(function*() {
           const tenant = yield* makeTenant()
           expect(yield* ask(tenant, "How long does delivery take?")).toEqual(escalation("How long does delivery take?"))
-        }).pipe(Effect.provide(Responder)))
+        }))
 
       it.effect("never uses another workspace's articles", () =>
         Effect.gen(function*() {
@@ -292,7 +301,7 @@ describe("Embedded knowledge-base responder", () => {
           expect(yield* ask(shop, CRYPTO_QUESTION)).toEqual(escalation(CRYPTO_QUESTION))
           expect(yield* ask(other, "How long does delivery take?")).toEqual(escalation("How long does delivery take?"))
           expect(yield* ask(shop, "How long does delivery take?")).toEqual(answer(DELIVERY_PASSAGE, SHIPPING))
-        }).pipe(Effect.provide(Responder)))
+        }))
 
       it.effect("a workspace with a single article answers a question that article covers", () =>
         Effect.gen(function*() {
@@ -300,7 +309,7 @@ describe("Embedded knowledge-base responder", () => {
           yield* addArticle(tenant.workspaceId, CRYPTO)
           expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(answer(CRYPTO.body, CRYPTO))
           expect(yield* ask(tenant, "How long does delivery take?")).toEqual(escalation("How long does delivery take?"))
-        }).pipe(Effect.provide(Responder)))
+        }))
 
       it.effect("picks up an article added after the first question", () =>
         Effect.gen(function*() {
@@ -309,7 +318,7 @@ describe("Embedded knowledge-base responder", () => {
           expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(escalation(CRYPTO_QUESTION))
           yield* addArticle(tenant.workspaceId, CRYPTO)
           expect(yield* ask(tenant, CRYPTO_QUESTION)).toEqual(answer(CRYPTO.body, CRYPTO))
-        }).pipe(Effect.provide(Responder)))
+        }))
 
       it.effect("is deterministic: the same question twice gives the identical reply", () =>
         Effect.gen(function*() {
@@ -321,11 +330,11 @@ describe("Embedded knowledge-base responder", () => {
           const first = yield* ask(tenant, question)
           const second = yield* ask(tenant, question)
           expect(second).toEqual(first)
-          // A fresh responder (no cached index) says the same.
-          const fresh = yield* ask(tenant, question).pipe(Effect.provide(Responder))
+          // A fresh responder (its own Knowledge: no cached index) says the same.
+          const fresh = yield* ask(tenant, question).pipe(Effect.provide(EmbeddedRepliesLive, { local: true }))
           expect(fresh).toEqual(first)
           expect(first).toEqual(answer(DELIVERY_PASSAGE, SHIPPING))
-        }).pipe(Effect.provide(Responder)))
+        }))
     })
   })
 })

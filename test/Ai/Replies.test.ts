@@ -8,36 +8,29 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { AiRepliesLive } from "../../src/Ai/AiRepliesLive.js"
 import { Replies } from "../../src/Ai/GenerateReply.js"
 import { Knowledge } from "../../src/Ai/Knowledge.js"
-import { ModelSettingsFor } from "../../src/Ai/ModelSettingsFor.js"
-import { ReplyRepo } from "../../src/Ai/ReplyRepo.js"
 import { Conversations, type Incoming } from "../../src/Conversations/Conversations.js"
 import { ConversationsRepo } from "../../src/Conversations/Repo.js"
 import { Integrations } from "../../src/Integrations/Integrations.js"
 import { Outcome } from "../../src/Jobs/Job.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
-import { TestConfig } from "../support/App.js"
-import { TestDatabase } from "../support/Database.js"
 import { type LlmServer, makeLlmServer, type Scripted, turn } from "../support/LlmServers.js"
+import { layerTest } from "../support/Services.js"
 
-const RepliesWith = (config: Record<string, string>) => Replies.layer.pipe(
-  Layer.provide([AiRepliesLive, ModelSettingsFor.layer]),
-  Layer.provideMerge(
+/** `Replies` as the app builds it, and the services the tests set conversations up with. */
+const RepliesWith = (config: Record<string, string>) =>
+  layerTest(
     Layer.mergeAll(
-      ConversationsRepo.layer,
-      ReplyRepo.layer,
+      Replies.layer,
       Conversations.layer,
+      ConversationsRepo.layer,
       Integrations.layer,
       Workspaces.layer,
       Knowledge.layer
-    )
-  ),
-  Layer.provideMerge(TestDatabase),
-  Layer.provide(TestConfig(config)),
-  Layer.orDie
-)
+    ),
+    config
+  )
 
 const RepliesTest = RepliesWith({})
 

@@ -8,7 +8,6 @@ import { describe, expect, layer } from "@effect/vitest"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -17,20 +16,17 @@ import * as Job from "../../src/Jobs/Job.js"
 import { CONNECTED, listen } from "../../src/Jobs/Listener.js"
 import * as Notification from "../../src/Jobs/Notification.js"
 import { JobQueue } from "../../src/Jobs/Queue.js"
-import { fastPipeline, TestConfig } from "../support/App.js"
-import { TestDatabase, usingPostgres } from "../support/Database.js"
+import { fastPipeline } from "../support/App.js"
+import { usingPostgres } from "../support/Database.js"
 import { eventually } from "../support/Eventually.js"
+import { layerTest } from "../support/Services.js"
 
 /** No handler is registered for these: their jobs stay where the test puts them. */
 const lane = Job.lane("notified", { concurrency: () => 1, perGroup: () => 1 })
 const Timer = Job.define("notified timer", { payload: Schema.Struct({ key: Schema.String }), lane, key: ({ key }) => key })
 const Warmup = Job.define("notified-warmup", { payload: Schema.Struct({}), lane })
 
-const Base = Layer.mergeAll(JobQueue.layer).pipe(
-  Layer.provideMerge(TestDatabase),
-  Layer.provide(TestConfig(fastPipeline)),
-  Layer.orDie
-)
+const Base = layerTest(JobQueue.layer, fastPipeline)
 
 describe("job notifications", () => {
   layer(Base, { excludeTestServices: true, timeout: 60_000 })((it) => {

@@ -12,19 +12,24 @@ import { Integrations } from "../../src/Integrations/Integrations.js"
 import { IntegrationsRepo } from "../../src/Integrations/Repo.js"
 import { ServicesLive, WorkerPoolLive } from "../../src/App.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
-import { fastPipeline, TestConfig } from "../support/App.js"
-import { TestDatabase, usingPostgres } from "../support/Database.js"
+import { fastPipeline } from "../support/App.js"
+import { usingPostgres } from "../support/Database.js"
+import { jobsSettled } from "../support/Eventually.js"
 import { AnyEvent, makeReceiver, webhookBody } from "../support/Receiver.js"
+import { layerTest } from "../support/Services.js"
 
 describe("two Parley instances on one database", () => {
-  const TwoPools = Layer.mergeAll(Layer.fresh(WorkerPoolLive), Layer.fresh(WorkerPoolLive)).pipe(
-    Layer.provideMerge(Layer.mergeAll(ServicesLive, Events.layer, IntegrationsRepo.layer)),
-    Layer.provideMerge(TestDatabase),
+  // Two pools (`Layer.fresh`: each its own instance) on the services, in one build: one database, one
+  // copy of each service they share. The pools take `Workspaces` from the services, as in the app: the
+  // purge job's handler (`WorkspacesJobsLive`) cannot provide it (Workspaces.ts imports that module).
+  const TwoPools = layerTest(
+    Layer.mergeAll(Layer.fresh(WorkerPoolLive), Layer.fresh(WorkerPoolLive)).pipe(
+      Layer.provideMerge(Layer.mergeAll(ServicesLive, Events.layer, IntegrationsRepo.layer))
+    ),
     // A lease long enough that a loaded machine (event-loop stalls, the heartbeat waiting for a pooled
     // connection behind deliveries) does not expire one: a lost lease is at-least-once by design, and
     // this test is about claims, which must never hand one job to both pools.
-    Layer.provide(TestConfig({ ...fastPipeline, WORKER_CONCURRENCY: "3", JOB_LEASE: "10 seconds" })),
-    Layer.orDie
+    { ...fastPipeline, WORKER_CONCURRENCY: "3", JOB_LEASE: "10 seconds" }
   )
 
   layer(TwoPools, { excludeTestServices: true, timeout: 120_000 })((it) => {
@@ -53,7 +58,8 @@ describe("two Parley instances on one database", () => {
           )
         }
         yield* receiver.waitFor(count, 30_000)
-        yield* Effect.sleep("500 millis")
+        // Every delivery job settled: a job run twice would have posted before it settled.
+        yield* jobsSettled({ workspaceId: workspace.workspace.id, integrationId: created.integrationId })
         const ids = receiver.received().map((r) => webhookBody(AnyEvent)(r).eventId)
         expect(ids).toHaveLength(count)
         expect(new Set(ids).size).toBe(count)

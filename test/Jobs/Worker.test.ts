@@ -16,9 +16,10 @@ import * as crypto from "node:crypto"
 import * as Job from "../../src/Jobs/Job.js"
 import { JobQueue } from "../../src/Jobs/Queue.js"
 import { explainStartFailure, startFailureLine } from "../../src/Startup.js"
-import { fastPipeline, TestConfig } from "../support/App.js"
-import { TestDatabase, usingPostgres } from "../support/Database.js"
+import { fastPipeline } from "../support/App.js"
+import { usingPostgres } from "../support/Database.js"
 import { eventually } from "../support/Eventually.js"
+import { layerTest } from "../support/Services.js"
 import { startWorkers } from "../support/Workers.js"
 
 /** The test kinds' lane: two at a time, two per group. */
@@ -86,17 +87,28 @@ const jobsRowsRead = Effect.flatMap(SqlClient.SqlClient, (sql) =>
     SELECT (coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::int AS n
     FROM pg_stat_xact_user_tables WHERE relname = 'jobs'`).pipe(Effect.map((rows) => rows[0]?.n ?? 0))
 
-const Base = Layer.mergeAll(JobQueue.layer).pipe(
-  Layer.provideMerge(TestDatabase),
-  Layer.provide(TestConfig({ ...fastPipeline, WORKER_CONCURRENCY: "2", WORKER_SHUTDOWN_GRACE: "600 millis", JOB_MAX_ATTEMPTS: "2" })),
-  Layer.orDie
-)
+const Base = layerTest(JobQueue.layer, {
+  ...fastPipeline,
+  WORKER_CONCURRENCY: "2",
+  WORKER_SHUTDOWN_GRACE: "600 millis",
+  JOB_MAX_ATTEMPTS: "2"
+})
 
 /** A pool of the test handlers, in a scope the test may close itself (as SIGTERM does). */
 const startPoolWith = (overrides: Record<string, string>) =>
   startWorkers(TestJobs, { WORKER_CONCURRENCY: "2", WORKER_SHUTDOWN_GRACE: "600 millis", JOB_MAX_ATTEMPTS: "2", ...overrides })
 
 const startPool = startPoolWith({})
+
+/**
+ * Returns once the test lane's dispatcher has gone idle: a job is run, and the claim that took it (fewer
+ * than it asked for) left the dispatcher waiting for the poll, a notification or a due time, before
+ * the job could even end; the job's ending wakes it for nothing (no job waits behind it).
+ */
+const dispatcherIdle = Effect.flatMap(JobQueue, (queue) => queue.enqueue(Quick, {})).pipe(
+  Effect.flatMap((id) => eventually(jobStatus(id), (j) => j.status === "done", 5_000)),
+  Effect.asVoid
+)
 
 /** The line a start refused for `jobs` prints (`Startup.ts`), or "started". */
 const startLine = <E>(jobs: Layer.Layer<never, E, Job.Registry>) =>
@@ -173,9 +185,9 @@ describe("worker pool", () => {
         expect(winners).toHaveLength(1)
         expect(winners[0]!.id).toBe(id)
         expect(yield* queue.claim("w4", lane, 1)).toEqual([])
-        // Its lease (1 s in tests) expires: reaped, due again, for another worker.
-        yield* Effect.sleep("1100 millis")
-        expect(yield* queue.reap).toBe(1)
+        expect(yield* queue.reap).toBe(0)
+        // Its lease (1 s in tests, on the database's clock) expires: reaped, due again, for another worker.
+        expect(yield* eventually(queue.reap, (reaped) => reaped > 0)).toBe(1)
         const again = yield* queue.claim("w5", lane, 1)
         expect(again.map((j) => [j.id, j.attempts])).toEqual([[id, 2]])
       }))
@@ -437,8 +449,7 @@ describe("worker pool", () => {
       Effect.gen(function*() {
         const queue = yield* JobQueue
         yield* startPoolWith({ JOB_POLL_INTERVAL: "20 seconds" })
-        // Let the dispatcher go idle first: it then sleeps for the poll interval unless told otherwise.
-        yield* Effect.sleep("300 millis")
+        yield* dispatcherIdle
         const id = yield* queue.enqueue(Quick, {}, { delay: "400 millis" })
         yield* eventually(jobStatus(id), (j) => j.status === "done", 5_000)
       }))
@@ -447,7 +458,7 @@ describe("worker pool", () => {
       Effect.gen(function*() {
         const queue = yield* JobQueue
         yield* startPoolWith({ JOB_POLL_INTERVAL: "20 seconds" })
-        yield* Effect.sleep("300 millis")
+        yield* dispatcherIdle
         const first = yield* queue.enqueue(Quick, {}, { delay: "300 millis" })
         const second = yield* queue.enqueue(Quick, {}, { delay: "900 millis" })
         // Once the first has run, the second is known to the idle dispatcher only by its due time. A
