@@ -16,7 +16,7 @@ import type { Tone, Workspace } from "../Domain/Workspace.js"
 import { JobQueue } from "../Jobs/Queue.js"
 import { orDieSql } from "../Sql.js"
 import { Invalidation } from "./Invalidation.js"
-import { PurgeWorkspace } from "./Jobs.js"
+import { PurgeWorkspace } from "./PurgeJob.js"
 import { WorkspacesRepo } from "./Repo.js"
 
 export interface WebhookSecrets {
