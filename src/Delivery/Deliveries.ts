@@ -51,17 +51,19 @@ export class Deliveries extends Context.Service<Deliveries>()("Parley/Deliveries
      * is queued after the conversation's others.
      */
     const replay = Effect.fn("Deliveries.replay")(function*(integrationId: IntegrationId, id: EventId) {
-      const delivery = yield* find(integrationId, id)
       return yield* Effect.gen(function*() {
-        const replayed = yield* repo.markReplayed(delivery.id)
-        const brought = yield* queue.runNow(DeliverEvent, delivery.id)
+        // The event's row lock before its job's, as replay-all takes them.
+        const replayed = yield* repo.markReplayed({ integrationId, id })
+        if (Option.isNone(replayed)) return yield* Effect.fail(notFound)
+        const brought = yield* queue.runNow(DeliverEvent, id)
         if (!brought) {
-          yield* queue.enqueue(DeliverEvent, { eventId: delivery.id }, {
-            orderKey: delivery.conversationId,
-            group: delivery.integrationId
+          yield* queue.enqueue(DeliverEvent, { eventId: id }, {
+            orderKey: replayed.value.conversationId,
+            group: integrationId
           })
         }
-        return replayed
+        // Read once its job is moved: the next attempt shown is the job's.
+        return yield* find(integrationId, id)
       }).pipe(sql.withTransaction)
     }, orDieSql)
 

@@ -67,7 +67,6 @@ export class Events extends Context.Service<Events>()("Parley/Events", {
         attempts: 0,
         lastStatusCode: null,
         lastError: null,
-        nextAttemptAt: null,
         createdAt,
         deliveredAt: null,
         deadAt: null,

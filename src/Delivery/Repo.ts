@@ -15,9 +15,27 @@ const ListRequest = Schema.Struct({
   limit: Schema.Number
 })
 
+/** The delivery job kind (`Jobs.ts` defines it with this name): its live job holds the event's schedule. */
+export const DELIVER_EVENT = "deliver_event"
+
 export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/DeliveriesRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    /**
+     * Events as `Delivery` rows: the columns, the kind as `event`, and the next attempt read from the
+     * event's live job (a probe of the jobs' live-key index). Shown, as the wire always showed it, while
+     * the event is pending or failed after an attempt or a replay: a new event's first attempt is not a
+     * next one (null, as once delivered or dead).
+     */
+    const deliveries = sql`
+      SELECT e.*, e.kind AS event,
+             CASE WHEN e.status IN ('pending', 'failed') AND (e.attempts > 0 OR e.replayed_at IS NOT NULL)
+             THEN (
+               SELECT j.run_at FROM jobs j
+               WHERE j.kind = ${DELIVER_EVENT} AND j.key = e.id::text AND j.status IN ('pending', 'running'))
+             END AS next_attempt_at
+      FROM events e`
 
     const insert = SqlSchema.void({
       Request: Delivery.insert,
@@ -28,31 +46,31 @@ export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/De
     const findByIds = SqlSchema.findAll({
       Request: Schema.Array(EventId),
       Result: Delivery,
-      execute: (ids) => sql`SELECT *, kind AS event FROM events WHERE id IN ${sql.in(ids)}`
+      execute: (ids) => sql`${deliveries} WHERE e.id IN ${sql.in(ids)}`
     })
 
     /** The event, locked for the rest of the transaction (the sender and replays take this lock). */
     const lock = SqlSchema.findOneOption({
       Request: EventId,
       Result: Delivery,
-      execute: (id) => sql`SELECT *, kind AS event FROM events WHERE id = ${id} FOR UPDATE`
+      execute: (id) => sql`${deliveries} WHERE e.id = ${id} FOR UPDATE OF e`
     })
 
     const findInIntegration = SqlSchema.findOneOption({
       Request: Schema.Struct({ integrationId: IntegrationId, id: EventId }),
       Result: Delivery,
-      execute: ({ id, integrationId }) => sql`SELECT *, kind AS event FROM events WHERE id = ${id} AND integration_id = ${integrationId}`
+      execute: ({ id, integrationId }) => sql`${deliveries} WHERE e.id = ${id} AND e.integration_id = ${integrationId}`
     })
 
     const list = SqlSchema.findAll({
       Request: ListRequest,
       Result: Delivery,
       execute: ({ integrationId, limit, since, statuses }) =>
-        sql`SELECT *, kind AS event FROM events
-            WHERE integration_id = ${integrationId}
-              AND ${statuses.length > 0 ? sql.in("status", statuses) : sql`true`}
-              AND ${since === null ? sql`true` : sql`created_at >= ${since}`}
-            ORDER BY created_at DESC, seq DESC, id LIMIT ${limit}`
+        sql`${deliveries}
+            WHERE e.integration_id = ${integrationId}
+              AND ${statuses.length > 0 ? sql.in("e.status", statuses) : sql`true`}
+              AND ${since === null ? sql`true` : sql`e.created_at >= ${since}`}
+            ORDER BY e.created_at DESC, e.seq DESC, e.id LIMIT ${limit}`
     })
 
     const attempts = SqlSchema.findAll({
@@ -69,17 +87,17 @@ export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/De
     /** Writes an attempt's outcome onto the event. */
     const update = SqlSchema.void({
       Request: Schema.Struct(Delivery.update.fields).mapFields(
-        Struct.pick(["id", "status", "attempts", "lastStatusCode", "lastError", "nextAttemptAt", "deliveredAt", "deadAt"])
+        Struct.pick(["id", "status", "attempts", "lastStatusCode", "lastError", "deliveredAt", "deadAt"])
       ),
       execute: (row) => sql`UPDATE events SET ${sql.update(row, ["id"])} WHERE id = ${row.id}`
     })
 
     /**
      * Attempts in one statement, without a transaction: each event becomes delivered (no `error`) or
-     * failed until `nextRetryAt`, and its attempt is recorded under the event's next attempt number, if
-     * the event is still of `generation` and not settled (the row locks order this with replays, which
-     * take them and bump the generation; they are taken in replay-all's order, so the two never wait for
-     * each other in a cycle). The events a replay moved on are missing from the answer: the caller then
+     * failed, and its attempt (with `nextRetryAt`: when its job will be due) is recorded under the
+     * event's next attempt number, if the event is still of `generation` and not settled (the row locks
+     * order this with replays, which take them and bump the generation; they are taken in replay-all's
+     * order, so the two never wait for each other in a cycle). The events a replay moved on are missing from the answer: the caller then
      * settles them under the lock.
      */
     const recordAttempts = SqlSchema.findAll({
@@ -110,7 +128,6 @@ export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/De
             recorded AS (
               UPDATE events e SET status = CASE WHEN a.error IS NULL THEN 'delivered' ELSE 'failed' END,
                   attempts = e.attempts + 1, last_status_code = a."statusCode", last_error = a.error,
-                  next_attempt_at = a."nextRetryAt",
                   delivered_at = CASE WHEN a.error IS NULL THEN a.at ELSE e.delivered_at END
               FROM attempt a
               WHERE e.id = a.id AND e.generation = a.generation AND e.id IN (SELECT id FROM locked)
@@ -124,14 +141,18 @@ export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/De
             RETURNING event_id, attempt`
     })
 
-    /** Queues the event again: pending now, in a new retry window, a new generation. */
-    const markReplayed = SqlSchema.findOne({
-      Request: EventId,
-      Result: Delivery,
-      execute: (id) =>
-        sql`UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL,
-                generation = generation + 1
-            WHERE id = ${id} RETURNING *, kind AS event`
+    /**
+     * The event pending again, in a new retry window, a new generation; when it runs is its job's
+     * (`Deliveries.replay` brings the job forward or queues one).
+     */
+    const markReplayed = SqlSchema.findOneOption({
+      Request: Schema.Struct({ integrationId: IntegrationId, id: EventId }),
+      // What queueing its job needs.
+      Result: Schema.Struct({ conversationId: Schema.NullOr(ConversationId) }),
+      execute: ({ id, integrationId }) =>
+        sql`UPDATE events SET status = 'pending', replayed_at = now(), dead_at = NULL, generation = generation + 1
+            WHERE id = ${id} AND integration_id = ${integrationId}
+            RETURNING conversation_id`
     })
 
     /**
@@ -150,8 +171,7 @@ export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/De
               ORDER BY created_at DESC, seq DESC, id LIMIT ${limit}
               FOR UPDATE),
             replayed AS (
-              UPDATE events SET status = 'pending', next_attempt_at = now(), replayed_at = now(), dead_at = NULL,
-                  generation = generation + 1
+              UPDATE events SET status = 'pending', replayed_at = now(), dead_at = NULL, generation = generation + 1
               WHERE id IN (SELECT id FROM chosen) RETURNING id, integration_id, conversation_id, created_at, seq)
             SELECT id, integration_id, conversation_id FROM replayed ORDER BY created_at, seq, id`
     })

@@ -3,13 +3,15 @@
  * integration's webhook, recorded as an attempt. 2xx = delivered; 410 Gone turns the integration's
  * webhook off and the event dead; anything else — a status, a time-out, or a failure before the POST
  * (an integration or a secret that cannot be read) — is retried per `Retry.ts` until the retry window
- * closes, then the event is dead with the reason. Failures that retrying cannot cure (the integration
- * is gone or disabled, the SSRF guard refused the address) make it dead at once: what an attempt ended
- * with is an `Ending`, and what follows is decided by `decide` (`Decide.ts`), in the batch and in the
- * settlement under the event's lock alike. A dead event no longer holds back the events of its
- * conversation. The attempts of one claim to one integration run as a
- * batch (`deliverMany`): a statement per step for all of them, and only the uncommon outcomes (a 410,
- * giving up, an event replayed meanwhile) settled one by one under the event's lock.
+ * closes, then the event is dead with the reason. When a retry is due is its job's alone (`Jobs.ts`):
+ * the sender decides it and returns it (`Outcome.Retry`'s `at`, which the attempt log records too), and
+ * the queue stores it. Failures that retrying cannot cure (the integration is gone or disabled, the
+ * SSRF guard refused the address) make it dead at once: what an attempt ended with is an `Ending`, and
+ * what follows is decided by `decide` (`Decide.ts`), in the batch and in the settlement under the
+ * event's lock alike. A dead event no longer holds back the events of its conversation. The attempts
+ * of one claim to one integration run as a batch (`deliverMany`): a statement per step for all of them,
+ * and only the uncommon outcomes (a 410, giving up, an event replayed meanwhile) settled one by one
+ * under the event's lock.
  */
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Arr from "effect/Array"
@@ -248,7 +250,7 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
         const now = yield* DateTime.now
         /** The event after this attempt, `changes` applied. */
         const write = (
-          changes: Partial<Pick<Delivery, "status" | "lastError" | "nextAttemptAt" | "deliveredAt" | "deadAt">>
+          changes: Partial<Pick<Delivery, "status" | "lastError" | "deliveredAt" | "deadAt">>
         ) =>
           repo.update({
             id: event.id,
@@ -256,7 +258,6 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
             attempts: number,
             lastStatusCode: statusCodeOf(result.ending),
             lastError: errorOf(result.ending),
-            nextAttemptAt: event.nextAttemptAt,
             deliveredAt: event.deliveredAt,
             deadAt: event.deadAt,
             ...changes
@@ -274,7 +275,7 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
           })
         const dead = (error: string) =>
           Effect.all([
-            write({ status: "dead", lastError: error, nextAttemptAt: null, deadAt: now }),
+            write({ status: "dead", lastError: error, deadAt: now }),
             Effect.logError("Delivery dead-lettered").pipe(
               log(event, number, result),
               Effect.annotateLogs("delivery.dead_reason", error)
@@ -310,9 +311,9 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
           }
           case "Retry": {
             yield* record(next.at)
-            yield* write({ status: "failed", nextAttemptAt: next.at })
+            yield* write({ status: "failed" })
             yield* failed(event, number, result, next.at)
-            return Outcome.Retry({ delay: next.delay, error: next.error })
+            return Outcome.Retry({ delay: next.delay, at: next.at, error: next.error })
           }
         }
       }).pipe(sql.withTransaction, Effect.orDie)
@@ -405,7 +406,10 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
           const outcome = number === undefined || next === undefined
             ? settle(event, result)
             : next._tag === "Retry"
-            ? Effect.as(failed(event, number, result, next.at), Outcome.Retry({ delay: next.delay, error: next.error }))
+            ? Effect.as(
+              failed(event, number, result, next.at),
+              Outcome.Retry({ delay: next.delay, at: next.at, error: next.error })
+            )
             : Effect.as(delivered(event, number, result, now), Outcome.Done())
           return Effect.withParentSpan(outcome, span, noStackTrace)
           // A settlement is a transaction: a batch's must not take the pool from the HTTP requests.

@@ -3,7 +3,7 @@ import * as Schema from "effect/Schema"
 import * as Struct from "effect/Struct"
 import { At, Internal, NullableAt } from "./Fields.js"
 import { ConversationId, EventId, IntegrationId, WorkspaceId } from "./Ids.js"
-import { DbNumber } from "./Primitives.js"
+import { DbNumber, Timestamp } from "./Primitives.js"
 
 /** Outbound event kinds (docs/webhooks.md). */
 export const EventKind = Schema.Literals([
@@ -40,7 +40,12 @@ export class Delivery extends Model.Class<Delivery>("Delivery")({
   attempts: Schema.Int,
   lastStatusCode: Schema.NullOr(Schema.Int),
   lastError: Schema.NullOr(Schema.String),
-  nextAttemptAt: NullableAt,
+  /**
+   * When the next attempt is due: its job's `run_at`, read with the event and never written to it (the
+   * job owns the retry schedule: `Delivery/Jobs.ts`); null before the first attempt (unless replayed)
+   * and once delivered or dead.
+   */
+  nextAttemptAt: Model.Field({ select: Schema.NullOr(Schema.DateTimeUtcFromDate), json: Schema.NullOr(Timestamp) }),
   createdAt: At,
   deliveredAt: NullableAt,
   deadAt: NullableAt,

@@ -37,6 +37,7 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import type * as DateTime from "effect/DateTime"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -123,10 +124,14 @@ export const define = <A, I>(
   retries: options.retries ?? "bounded"
 })
 
-/** How a run ended: done, to be retried after a delay, or given up. */
+/**
+ * How a run ended: done, to be retried after a delay, or given up. A retry's `at`, when given, is the
+ * instant the handler decided on (`delay` from its own clock's now): the job is due exactly then, so a
+ * handler that records the time elsewhere (the delivery's attempt log) records the job's own.
+ */
 export type Outcome = Data.TaggedEnum<{
   Done: {}
-  Retry: { readonly delay: Duration.Input; readonly error: string }
+  Retry: { readonly delay: Duration.Input; readonly error: string; readonly at?: DateTime.Utc }
   Dead: { readonly error: string }
 }>
 export const Outcome = Data.taggedEnum<Outcome>()

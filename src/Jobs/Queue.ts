@@ -322,6 +322,13 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
         Effect.uninterruptible
       )
 
+    /** When a retried run is next due (the instant its handler decided, else its delay from now), and why. */
+    const retryOf = (retry: Extract<Outcome, { readonly _tag: "Retry" }>) => ({
+      delay: seconds(retry.delay),
+      at: retry.at === undefined ? null : DateTime.formatIso(retry.at),
+      error: retry.error
+    })
+
     /** The run a settlement is about, as its claim knows it. */
     const runOf = ({ instance, job }: Settlement) => ({ id: job.id, instance, attempts: job.attempts })
 
@@ -335,7 +342,7 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
       Outcome.$match(settlement.outcome, {
         Done: () => Effect.map(repo.settleDone(runOf(settlement)), madeClaimable),
         // Pending again, after its delay or at once: the dispatcher looks again either way.
-        Retry: ({ delay, error }) => Effect.as(repo.settleRetry({ ...runOf(settlement), delay: seconds(delay), error }), true),
+        Retry: (retry) => Effect.as(repo.settleRetry({ ...runOf(settlement), ...retryOf(retry) }), true),
         Dead: ({ error }) => Effect.map(repo.settleDead({ ...runOf(settlement), error }), madeClaimable)
       }).pipe(Effect.orDie)
 
@@ -347,7 +354,7 @@ export class JobQueue extends Context.Service<JobQueue>()("Parley/JobQueue", {
     const settleRetries = (settlements: ReadonlyArray<Settlement>) =>
       repo.settleRetryMany(settlements.flatMap((settlement) =>
         settlement.outcome._tag === "Retry"
-          ? [{ ...runOf(settlement), delay: seconds(settlement.outcome.delay), error: settlement.outcome.error }]
+          ? [{ ...runOf(settlement), ...retryOf(settlement.outcome) }]
           : []
       )).pipe(Effect.as(true), Effect.orDie)
 

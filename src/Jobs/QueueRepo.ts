@@ -59,8 +59,13 @@ const ClaimRow = Schema.Struct({
 /** A run of a job, as the instance that claimed it knows it: what guards its settlement. */
 const Run = Schema.Struct({ id: JobId, instance: Schema.String, attempts: Schema.Number })
 
-/** A run to be retried after `delay` seconds. */
-const RetriedRun = Schema.Struct({ ...Run.fields, delay: Schema.Number, error: Schema.String })
+/** A run to be retried at the instant `at` (ISO), else after `delay` seconds. */
+const RetriedRun = Schema.Struct({
+  ...Run.fields,
+  delay: Schema.Number,
+  at: Schema.NullOr(Schema.String),
+  error: Schema.String
+})
 
 /**
  * What settling runs let happen: the next job of an order key let run (`unblocked`), runs asked for
@@ -363,9 +368,13 @@ export class QueueRepo extends Context.Service<QueueRepo>()("Parley/QueueRepo", 
       finished_at = CASE WHEN rerun THEN NULL ELSE now() END, run_at = ${rerunAt}, rerun = false,
       locked_until = NULL, locked_by = CASE WHEN rerun THEN NULL ELSE locked_by END, updated_at = now()`
 
-    /** A retried job: pending again after `delay` seconds (when a rerun is due, if one was asked for), with `error`. */
-    const retryColumns = (delay: Statement.Fragment, error: Statement.Fragment) =>
-      sql`status = 'pending', run_at = CASE WHEN rerun THEN greatest(run_at, now()) ELSE now() + make_interval(secs => ${delay}) END,
+    /**
+     * A retried job: pending again at `at`, else after `delay` seconds (when a rerun is due, if one was
+     * asked for: a replay's time wins over the retry's), with `error`.
+     */
+    const retryColumns = (delay: Statement.Fragment, at: Statement.Fragment, error: Statement.Fragment) =>
+      sql`status = 'pending',
+      run_at = CASE WHEN rerun THEN greatest(run_at, now()) ELSE coalesce(${at}, now() + make_interval(secs => ${delay})) END,
       rerun = false, last_error = ${error}, locked_until = NULL, locked_by = NULL, updated_at = now()`
 
     /**
@@ -397,7 +406,9 @@ export class QueueRepo extends Context.Service<QueueRepo>()("Parley/QueueRepo", 
     /** One run to be retried (see `retryColumns`). */
     const settleRetry = SqlSchema.void({
       Request: RetriedRun,
-      execute: (run) => sql`UPDATE jobs SET ${retryColumns(sql`${run.delay}`, sql`${run.error}`)} WHERE ${guard(run)}`
+      execute: (run) =>
+        sql`UPDATE jobs SET ${retryColumns(sql`${run.delay}`, sql`${run.at}::timestamptz`, sql`${run.error}`)}
+            WHERE ${guard(run)}`
     })
 
     /** One run dead (due again if a rerun was asked for meanwhile; see `ending`). */
@@ -424,8 +435,8 @@ export class QueueRepo extends Context.Service<QueueRepo>()("Parley/QueueRepo", 
     const settleRetryMany = SqlSchema.void({
       Request: JsonList(RetriedRun),
       execute: (runs) =>
-        sql`UPDATE jobs SET ${retryColumns(sql`s.delay`, sql`s.error`)}
-            FROM jsonb_to_recordset(${runs}::jsonb) AS s(id uuid, delay float8, error text)
+        sql`UPDATE jobs SET ${retryColumns(sql`s.delay`, sql`s.at`, sql`s.error`)}
+            FROM jsonb_to_recordset(${runs}::jsonb) AS s(id uuid, delay float8, at timestamptz, error text)
             WHERE jobs.id = s.id AND jobs.id IN (${lockedRunning(runs)}) AND jobs.status = 'running'`
     })
 

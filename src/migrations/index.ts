@@ -9,6 +9,7 @@ import blockedJobs from "./0007_blocked_jobs.js"
 import queueFunctions from "./0008_queue_functions.js"
 import workspaceDeletion from "./0009_workspace_deletion.js"
 import eventOrder from "./0010_event_order.js"
+import deliveryScheduleOnJob from "./0011_delivery_schedule_on_job.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -21,7 +22,8 @@ const all = {
   "0007_blocked_jobs": blockedJobs,
   "0008_queue_functions": queueFunctions,
   "0009_workspace_deletion": workspaceDeletion,
-  "0010_event_order": eventOrder
+  "0010_event_order": eventOrder,
+  "0011_delivery_schedule_on_job": deliveryScheduleOnJob
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -161,6 +161,12 @@ const after = (id: EventId, seconds: number) =>
 
 const millisOf = (at: DateTime.Utc | null | undefined) => at?.epochMilliseconds
 
+/**
+ * When a retry outcome has its job due (the queue stores it as the job's `run_at`, the one stored next
+ * attempt: the sender alone writes none).
+ */
+const retryAt = (outcome: Outcome | undefined) => outcome?._tag === "Retry" ? outcome.at : undefined
+
 /** An outcome's retry delay in milliseconds; what it is when not a retry. */
 const retryDelay = (outcome: Outcome) => outcome._tag === "Retry" ? Duration.toMillis(outcome.delay) : outcome._tag
 
@@ -226,7 +232,7 @@ describe("Sender", () => {
         expect(retryDelay(outcome)).toBe(120_000)
         const event = yield* eventOf(id)
         expect(event).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: 503, lastError: "HTTP 503" })
-        expect(millisOf(event.nextAttemptAt)).toBe(at.epochMilliseconds + 120_000)
+        expect(millisOf(retryAt(outcome))).toBe(at.epochMilliseconds + 120_000)
         const [attempt] = yield* attemptsOf(id)
         expect(attempt).toMatchObject({ attempt: 1, statusCode: 503, error: "HTTP 503", responseSnippet: "busy" })
         expect(millisOf(attempt?.nextRetryAt)).toBe(at.epochMilliseconds + 120_000)
@@ -243,8 +249,8 @@ describe("Sender", () => {
           delays.push(retryDelay(outcome))
           const event = yield* eventOf(id)
           expect(event).toMatchObject({ status: "failed", attempts: n })
-          expect(millisOf(event.nextAttemptAt)).toBe(at.epochMilliseconds + 5_000 * 2 ** (n - 1))
-          at = event.nextAttemptAt ?? at
+          expect(millisOf(retryAt(outcome))).toBe(at.epochMilliseconds + 5_000 * 2 ** (n - 1))
+          at = retryAt(outcome) ?? at
         }
         expect(delays).toEqual([5_000, 10_000, 20_000, 40_000])
         const attempts = yield* attemptsOf(id)
@@ -326,7 +332,7 @@ describe("Sender", () => {
         expect(retryDelay(retried)).toBe(5_000)
         const failed = yield* eventOf(young.id)
         expect(failed).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: null, lastError: error })
-        expect(millisOf(failed.nextAttemptAt)).toBe(soon.epochMilliseconds + 5_000)
+        expect(millisOf(retryAt(retried))).toBe(soon.epochMilliseconds + 5_000)
         expect(yield* attemptsOf(young.id)).toMatchObject([{ attempt: 1, statusCode: null, error, responseSnippet: null }])
 
         // The retry window (DELIVERY_MAX_AGE, 1 hour here) closed: dead.
@@ -376,11 +382,12 @@ describe("Sender", () => {
         expect(outcomes.map(retryDelay)).toEqual(["Done", 5_000, "Done", "Dead", 5_000])
         expect(yield* eventOf(delivered.id)).toMatchObject({ status: "delivered", attempts: 1, lastStatusCode: 200 })
         expect((yield* attemptsOf(delivered.id)).map((a) => [a.attempt, a.nextRetryAt])).toEqual([[1, null]])
-        // The two failures, recorded together: each failed until its next attempt, which its attempt records.
-        for (const [id, status] of [[failing.id, 503], [down.id, 500]] as const) {
+        // The two failures, recorded together: each failed until its next attempt (its job's, from the
+        // outcome), which its attempt records.
+        for (const [index, id, status] of [[1, failing.id, 503], [4, down.id, 500]] as const) {
           const event = yield* eventOf(id)
           expect(event).toMatchObject({ status: "failed", attempts: 1, lastStatusCode: status, lastError: `HTTP ${status}` })
-          expect(millisOf(event.nextAttemptAt)).toBe(at.epochMilliseconds + 5_000)
+          expect(millisOf(retryAt(outcomes[index]))).toBe(at.epochMilliseconds + 5_000)
           const [attempt] = yield* attemptsOf(id)
           expect(attempt).toMatchObject({ attempt: 1, statusCode: status, error: `HTTP ${status}` })
           expect(millisOf(attempt?.nextRetryAt)).toBe(at.epochMilliseconds + 5_000)
