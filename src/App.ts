@@ -25,6 +25,7 @@ import { DeliveryJobsLive } from "./Delivery/Jobs.js"
 import { Helpdesk } from "./Helpdesk/Helpdesk.js"
 import { HttpLive, NodeServerLive } from "./Http.js"
 import { Integrations } from "./Integrations/Integrations.js"
+import * as Job from "./Jobs/Job.js"
 import { JobQueue } from "./Jobs/Queue.js"
 import { WorkersLive } from "./Jobs/Worker.js"
 import { StartedLive, StoppedLive } from "./Observability/Lifecycle.js"
@@ -62,8 +63,14 @@ export const ServicesLive = Layer.mergeAll(
  */
 const JobsLive = Layer.mergeAll(DeliveryJobsLive, AiJobsLive, WorkspacesJobsLive)
 
-/** The supervised worker pool running the features' jobs, and the delivery gauges. */
-export const WorkerPoolLive = Layer.merge(WorkersLive(JobsLive), DeliveryGaugesLive).pipe(Layer.provide(JobQueue.layer))
+/**
+ * The supervised worker pool running the features' jobs, and the delivery gauges. It refuses to start
+ * when a kind Parley defines has no handler in `JobsLive` (a feature's layer left out).
+ */
+export const WorkerPoolLive = Layer.merge(
+  WorkersLive(JobsLive, { expected: Job.definedKinds }),
+  DeliveryGaugesLive
+).pipe(Layer.provide(JobQueue.layer))
 
 export interface AppOptions<RS, ES, RD, ED> {
   /**

@@ -31,9 +31,10 @@
  * one) and a lane never claims a kind this instance cannot run. The pool refuses to start, naming what
  * is wrong, when a kind is registered twice (two handlers, or two definitions sharing a name), when two
  * different lanes share a name, or when nothing is registered at all (the features' layers were left
- * out). A kind that no layer registers is never claimed by this instance: its jobs wait, pending, for an
- * instance that runs it — as they must while a rolling deploy runs an older instance next to a newer
- * one that queues a kind the older does not know — rather than going dead for want of a handler.
+ * out). The application's pool (`App.ts`) also refuses when a kind its own code defines (`definedKinds`)
+ * has no handler. A kind this instance does not even define is never claimed by it: its jobs wait,
+ * pending, for an instance that runs it — as they must while a rolling deploy runs an older instance
+ * next to a newer one that queues a kind the older does not know.
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -106,6 +107,15 @@ export interface Definition<A, I> {
   readonly retries: "bounded" | "handler"
 }
 
+/**
+ * The kinds defined in this process, by name: what an application's pool must run (`definedKinds`).
+ * Recorded when the defining module loads; a definition is a constant of its feature's module.
+ */
+const defined = new Set<string>()
+
+/** Every kind `define` has made in this process, sorted: the application's pool runs them all. */
+export const definedKinds = (): ReadonlyArray<string> => [...defined].sort()
+
 export const define = <A, I>(
   name: string,
   options: {
@@ -115,14 +125,17 @@ export const define = <A, I>(
     readonly key?: (payload: A) => string
     readonly retries?: "bounded" | "handler"
   }
-): Definition<A, I> => ({
-  name,
-  payload: options.payload,
-  lane: options.lane,
-  ordered: options.ordered ?? false,
-  key: options.key,
-  retries: options.retries ?? "bounded"
-})
+): Definition<A, I> => {
+  defined.add(name)
+  return {
+    name,
+    payload: options.payload,
+    lane: options.lane,
+    ordered: options.ordered ?? false,
+    key: options.key,
+    retries: options.retries ?? "bounded"
+  }
+}
 
 /**
  * How a run ended: done, to be retried after a delay, or given up. A retry's `at`, when given, is the
@@ -286,11 +299,13 @@ export class JobsMisdeclared extends Data.TaggedError("JobsMisdeclared")<{ reado
 
 /**
  * The lanes of a pool running `registered` (by name of their first kind), with their figures from
- * `config`; or why the pool must not start.
+ * `config`; or why the pool must not start. `expected`: kinds the pool must run (an application's
+ * pool: every kind its code defines), each of which must have a handler.
  */
 export const lanesOf = (
   registered: ReadonlyArray<Handler>,
-  config: WorkerConfig
+  config: WorkerConfig,
+  expected: ReadonlyArray<string> = []
 ): Result.Result<ReadonlyArray<PoolLane>, JobsMisdeclared> => {
   if (registered.length === 0) {
     return Result.fail(new JobsMisdeclared({ reason: "No job handler is registered: the features' job layers are missing" }))
@@ -301,6 +316,15 @@ export const lanesOf = (
   if (twice.length > 0) {
     return Result.fail(
       new JobsMisdeclared({ reason: `Job kind ${twice.join(", ")} is registered more than once: one handler per kind` })
+    )
+  }
+  const unhandled = expected.filter((kind) => !byKind.has(kind))
+  if (unhandled.length > 0) {
+    return Result.fail(
+      new JobsMisdeclared({
+        reason: `Job kind ${unhandled.join(", ")} is defined but has no handler: add its feature's job layer ` +
+          `(Job.handlers) to JobsLive`
+      })
     )
   }
   const lanes = new Map<string, { readonly lane: Lane; readonly kinds: Array<string> }>()

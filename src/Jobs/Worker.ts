@@ -94,13 +94,19 @@ const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n"
  * call makes a pool with a registry of its own, built before the pool reads it. (Within one build a
  * layer is built once: a second pool of the same `jobs` in one build needs `Layer.fresh`.)
  */
-export const WorkersLive = <E, R>(jobs: Layer.Layer<never, E, R>) => Layer.effectDiscard(
+export const WorkersLive = <E, R>(
+  jobs: Layer.Layer<never, E, R>,
+  options: {
+    /** Kinds the pool must run, each with a handler, or it refuses to start (`App.ts`: every defined kind). */
+    readonly expected?: () => ReadonlyArray<string>
+  } = {}
+) => Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig.WorkerConfig
     const lease = yield* AppConfig.JobLease
     const queue = yield* JobQueue
     const registered = yield* Effect.flatMap(Effect.service(Registry), (registry) => registry.registered)
-    const lanes = yield* Effect.fromResult(lanesOf(registered, config))
+    const lanes = yield* Effect.fromResult(lanesOf(registered, config, options.expected?.() ?? []))
     const handlers = new Map(registered.map((handler) => [handler.name, handler]))
     const database = yield* DatabaseKind
     const instance = `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString("hex")}`

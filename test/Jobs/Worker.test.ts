@@ -111,8 +111,8 @@ const dispatcherIdle = Effect.flatMap(JobQueue, (queue) => queue.enqueue(Quick, 
 )
 
 /** The line a start refused for `jobs` prints (`Startup.ts`), or "started". */
-const startLine = <E>(jobs: Layer.Layer<never, E, Job.Registry>) =>
-  startWorkers(jobs).pipe(
+const startLine = <E>(jobs: Layer.Layer<never, E, Job.Registry>, expected?: () => ReadonlyArray<string>) =>
+  startWorkers(jobs, {}, expected === undefined ? {} : { expected }).pipe(
     Effect.exit,
     Effect.map((exit) => Exit.isSuccess(exit) ? "started" : startFailureLine(explainStartFailure(exit.cause)))
   )
@@ -169,6 +169,18 @@ describe("worker pool", () => {
         expect(yield* startLine(Layer.empty)).toContain("No job handler is registered")
         // A kind that no layer registers (`Probe`, `Ordered`) is not the pool's: it starts, and never claims it.
         expect(yield* startLine(TestJobs)).toBe("started")
+      }))
+
+    it.effect("an application's pool refuses to start, naming the kind, when a kind its code defines has no handler", () =>
+      Effect.gen(function*() {
+        // The application's pool expects every defined kind (`App.ts`); this file defines kinds it
+        // registers no handler for.
+        const line = yield* startLine(TestJobs, Job.definedKinds)
+        expect(line).toMatch(/^Parley failed to start: Job kind .*\bprobe\b.* is defined but has no handler/)
+        expect(line).not.toMatch(/\bquick\b/)
+        // With each defined kind handled, it starts.
+        const handled = new Set(["quick", "slow", "boom", "batched"])
+        expect(yield* startLine(TestJobs, () => Job.definedKinds().filter((kind) => handled.has(kind)))).toBe("started")
       }))
 
     // Concurrent claims are serialized by PGlite's single session, so exclusivity cannot fail there.

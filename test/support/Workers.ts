@@ -21,7 +21,8 @@ const PgClientTag = PgClient.PgClient
  */
 export const startWorkers = <E>(
   jobs: Layer.Layer<never, E, Job.Registry | SqlClient.SqlClient | JobQueue>,
-  settings: Record<string, string> = {}
+  settings: Record<string, string> = {},
+  options: { readonly expected?: () => ReadonlyArray<string> } = {}
 ) =>
   Effect.gen(function*() {
     const scope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
@@ -30,7 +31,7 @@ export const startWorkers = <E>(
       yield* Effect.context<SqlClient.SqlClient | PgClient.PgClient | DatabaseKind | JobQueue>()
     )
     yield* Layer.buildWithScope(
-      WorkersLive(jobs).pipe(
+      WorkersLive(jobs, options).pipe(
         Layer.provide(Layer.succeedContext(context)),
         Layer.provide(TestConfig({ ...fastPipeline, ...settings }))
       ),
