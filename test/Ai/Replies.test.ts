@@ -10,11 +10,12 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Replies } from "../../src/Ai/GenerateReply.js"
 import { Knowledge } from "../../src/Ai/Knowledge.js"
-import { Conversations, type Incoming } from "../../src/Conversations/Conversations.js"
+import { Conversations } from "../../src/Conversations/Conversations.js"
 import { ConversationsRepo } from "../../src/Conversations/Repo.js"
 import { Integrations } from "../../src/Integrations/Integrations.js"
 import { Outcome } from "../../src/Jobs/Job.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
+import { incoming } from "../support/Incoming.js"
 import { type LlmServer, makeLlmServer, type Scripted, turn } from "../support/LlmServers.js"
 import { layerTest } from "../support/Services.js"
 
@@ -48,22 +49,6 @@ const ModelRepliesTest = Layer.unwrap(
 /** The same answer, a little late: long enough for two runs to be in their model calls at once. */
 const late = (answer: Scripted): Scripted => answer._tag === "Answer" ? { ...answer, delayMs: 300 } : answer
 
-const customerId = "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60"
-
-const incoming = (id: string, text: string): Incoming => ({
-  externalMessageId: id,
-  externalConversationId: "c-1",
-  customer: { _tag: "ParleyId", id: customerId, external: false },
-  role: "human",
-  type: "default",
-  text,
-  attachments: [],
-  sentAt: Option.none(),
-  syncOnly: false,
-  requestContext: Option.none(),
-  agentInfo: null,
-  channel: "api"
-})
 
 /** A new integration (features as given) with a shipping article, and a function storing its customer's messages. */
 const anIntegration = (features: Record<string, boolean> = {}) =>
@@ -84,7 +69,7 @@ const anIntegration = (features: Record<string, boolean> = {}) =>
         channelsSettings: {}
       }))
     const say = (id: string, text: string) =>
-      Effect.flatMap(Conversations, (c) => c.ingest(integration, incoming(id, text)))
+      Effect.flatMap(Conversations, (c) => c.ingest(integration, incoming("c-1", id, text)))
     return { integration, say }
   }).pipe(Effect.orDie)
 

@@ -18,6 +18,7 @@ import { Integrations } from "../../src/Integrations/Integrations.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
 import { TestConfig } from "../support/App.js"
 import { TestDatabase } from "../support/Database.js"
+import { incoming } from "../support/Incoming.js"
 
 const WorkflowTest = ReplyWorkflow.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(ConversationsRepo.layer, Conversations.layer, Integrations.layer, Workspaces.layer)),
@@ -25,21 +26,6 @@ const WorkflowTest = ReplyWorkflow.layer.pipe(
   Layer.provide(TestConfig()),
   Layer.orDie
 )
-
-const incoming = (conversation: string, id: string, text: string, role: Incoming["role"] = "human"): Incoming => ({
-  externalMessageId: id,
-  externalConversationId: conversation,
-  customer: { _tag: "ParleyId", id: "6f1c1f8e-1d7e-4c8e-9a0a-1b2c3d4e5f60", external: false },
-  role,
-  type: "default",
-  text,
-  attachments: [],
-  sentAt: Option.none(),
-  syncOnly: false,
-  requestContext: Option.none(),
-  agentInfo: null,
-  channel: "api"
-})
 
 /** A new integration with `features`, and a customer message in a new conversation of it. */
 const aConversation = (features: Record<string, boolean> = {}) =>
