@@ -11,6 +11,7 @@ import type { ReplyAction } from "../Domain/AiOutcome.js"
 import type { Integration } from "../Domain/Integration.js"
 import type { HistoryMessage, Passage, Provider, Tone, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
+import type { InactivityText } from "./Llm/Prompt.js"
 import type { ReplyModel } from "./ModelSettingsFor.js"
 
 /** What a responder asks of the conversation besides answering (the same as an outcome's action). */
@@ -59,6 +60,11 @@ export interface TextRequest {
   readonly history: ReadonlyArray<HistoryMessage>
 }
 
+export interface InactivityRequest extends TextRequest {
+  readonly kind: InactivityText
+  readonly tone: Tone | null
+}
+
 export class AiReplies extends Context.Service<
   AiReplies,
   {
@@ -67,6 +73,8 @@ export class AiReplies extends Context.Service<
     readonly title: (request: TextRequest) => Effect.Effect<Generated, AiUnavailable>
     /** A summary for the human agent (`conversationSummary`). */
     readonly summary: (request: TextRequest) => Effect.Effect<Generated, AiUnavailable>
+    /** The check-in after a silence, or the goodbye of a close for inactivity, in the conversation's tone. */
+    readonly inactivity: (request: InactivityRequest) => Effect.Effect<Generated, AiUnavailable>
   }
 >()("Parley/AiReplies") {}
 

@@ -35,7 +35,9 @@ export const AiRepliesLive = Layer.effect(
           ? embedded.reply(request)
           : models.reply(request.model, request),
       title: ({ history, model }) => model === "embedded" ? embedded.title(history) : models.title(model, history),
-      summary: ({ history, model }) => model === "embedded" ? embedded.summary(history) : models.summary(model, history)
+      summary: ({ history, model }) => model === "embedded" ? embedded.summary(history) : models.summary(model, history),
+      inactivity: ({ model, ...request }) =>
+        model === "embedded" ? embedded.inactivity(request.kind) : models.inactivity(model, request)
     })
   })
 ).pipe(

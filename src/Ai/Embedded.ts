@@ -131,7 +131,10 @@ export const makeEmbedded = Effect.gen(function*() {
   const summary = (history: ReadonlyArray<HistoryMessage>): Effect.Effect<Generated> =>
     Effect.succeed({ text: extractiveSummary(history), usage: noUsage })
 
-  return { reply, title, summary } as const
+  const inactivity = (kind: Prompts.InactivityText): Effect.Effect<Generated> =>
+    Effect.succeed({ text: Prompts.INACTIVITY_TEXT[kind], usage: noUsage })
+
+  return { reply, title, summary, inactivity } as const
 })
 
 /** The embedded responder as the only provider, whatever the request's model. */
@@ -141,6 +144,7 @@ export const EmbeddedRepliesLive = Layer.effect(
     AiReplies.of({
       reply: embedded.reply,
       title: (request) => embedded.title(request.history),
-      summary: (request) => embedded.summary(request.history)
+      summary: (request) => embedded.summary(request.history),
+      inactivity: (request) => embedded.inactivity(request.kind)
     }))
 ).pipe(Layer.provide(Knowledge.layer))

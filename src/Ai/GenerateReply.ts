@@ -30,12 +30,13 @@ import { orDieSql } from "../Sql.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { AiReplies, type Generated, type Reply, type ReplyAction } from "./AiReplies.js"
 import { AiRepliesLive } from "./AiRepliesLive.js"
-import type { HistoryMessage, Tone, Usage } from "./Llm/Contract.js"
+import type { HistoryMessage, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 import { toHistory } from "./ModelReplies.js"
 import { ModelSettingsFor, type ReplyModel } from "./ModelSettingsFor.js"
 import { WorkspaceAiSettings } from "./Settings.js"
+import { toneFor } from "./Tone.js"
 
 const HISTORY = 20
 
@@ -82,19 +83,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         Metric.update(aiTokensOf(provider, "output"), usage.outputTokens)
       ], { discard: true })
 
-    /** The tone of this reply: `firstResponseToneId` for the first one (else `toneId`), `toneId` later. */
-    const toneOf = (integration: Integration, first: boolean) =>
-      Effect.gen(function*() {
-        const { firstResponseToneId, supportedFeatures, toneId } = integration.settings
-        if (!supportedFeatures.tone) return null
-        const id = first ? firstResponseToneId ?? toneId : toneId
-        if (id === null) return null
-        const tone = yield* workspaces.findTone(integration.workspaceId, id)
-        return Option.match(tone, {
-          onNone: () => null,
-          onSome: (tone): Tone => ({ name: tone.name, instructions: tone.instructions })
-        })
-      })
+    const toneOf = (integration: Integration, first: boolean) => toneFor(workspaces, integration, first)
 
     /** When the model cannot be reached: a hand-over with `escalation`, else the fallback message. */
     const unavailable = (

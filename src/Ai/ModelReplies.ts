@@ -13,7 +13,7 @@ import type { Generated, Reply, ReplyAction, ReplyRequest } from "./AiReplies.js
 import { toPassage } from "./Embedded.js"
 import { Knowledge } from "./Knowledge.js"
 import { Agent, MAX_SEARCH_RESULTS } from "./Llm/Agent.js"
-import type { AgentAction, AgentReply, HistoryMessage, ModelSettings, Passage, Usage } from "./Llm/Contract.js"
+import type { AgentAction, AgentReply, HistoryMessage, ModelSettings, Passage, Tone, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 
@@ -142,5 +142,11 @@ export const makeModelReplies = Effect.gen(function*() {
   const summary = (settings: ModelSettings, history: ReadonlyArray<HistoryMessage>): Effect.Effect<Generated, AiUnavailable> =>
     Effect.map(agent.summary({ settings, history }), ({ text, usage }) => ({ text, usage }))
 
-  return { reply, title, summary } as const
+  const inactivity = (
+    settings: ModelSettings,
+    request: { readonly kind: Prompts.InactivityText; readonly tone: Tone | null; readonly history: ReadonlyArray<HistoryMessage> }
+  ): Effect.Effect<Generated, AiUnavailable> =>
+    Effect.map(agent.inactivity({ settings, ...request }), ({ text, usage }) => ({ text, usage }))
+
+  return { reply, title, summary, inactivity } as const
 })

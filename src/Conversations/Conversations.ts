@@ -27,6 +27,7 @@ import { JobQueue } from "../Jobs/Queue.js"
 import { orDieSql } from "../Sql.js"
 import { GenerateReply } from "./ReplyJob.js"
 import { ConversationsRepo } from "./Repo.js"
+import { ConversationTimers } from "./Timers.js"
 
 /** A message to store, whatever door it came through (endpoint 4 or a helpdesk adapter). */
 export interface Incoming {
@@ -76,6 +77,7 @@ export class Conversations extends Context.Service<Conversations>()("Parley/Conv
     const repo = yield* ConversationsRepo
     const customers = yield* Customers
     const queue = yield* JobQueue
+    const timers = yield* ConversationTimers
     const maxChars = yield* AppConfig.MaxMessageChars
     const maxAttachments = yield* AppConfig.MaxAttachments
     const debounce = yield* AppConfig.ReplyDebounce
@@ -156,10 +158,17 @@ export class Conversations extends Context.Service<Conversations>()("Parley/Conv
         const requested = Option.fromNullishOr(incoming.statusChange).pipe(
           Option.filter((change) => change.from === undefined || change.from === conversation.status)
         )
+        const before = conversation.status
         for (const change of [nextStatus(conversation.status, incoming), requested]) {
           if (Option.isSome(change) && change.value.to !== conversation.status) {
             conversation = yield* repo.setStatus(conversation, change.value.to, change.value.cause, message.id)
           }
+        }
+        // The inactivity timers: a new message in an open conversation re-arms them; leaving `open` ends them.
+        if (conversation.status === "open") {
+          if (message.type === "default" && !message.syncOnly) yield* timers.arm(integration, conversation.id)
+        } else if (before === "open") {
+          yield* timers.disarm(conversation.id)
         }
 
         if (
@@ -197,5 +206,5 @@ export class Conversations extends Context.Service<Conversations>()("Parley/Conv
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(this, this.make)
-  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([ConversationsRepo.layer, Customers.layer, JobQueue.layer]))
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([ConversationsRepo.layer, Customers.layer, JobQueue.layer, ConversationTimers.layer]))
 }

@@ -33,6 +33,7 @@ import { orDieSql } from "../Sql.js"
 import type { GenerateReplyPayload } from "./ReplyJob.js"
 import { ReplyRepo } from "./ReplyRepo.js"
 import { ConversationsRepo } from "./Repo.js"
+import { ConversationTimers } from "./Timers.js"
 
 const isCustomerMessage = (m: Message) => m.role === "human" && m.type === "default" && !m.syncOnly
 const isAnswer = (m: Message) => (m.role === "ai" || m.role === "agent") && m.type === "default"
@@ -59,6 +60,7 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
     const integrations = yield* IntegrationsRepo
     const events = yield* Events
     const records = yield* ReplyRepo
+    const timers = yield* ConversationTimers
 
     /** What the run for `messageId` answers; none when the conversation is not open, or the trigger was answered or superseded. */
     const pending = ({ conversationId, messageId }: GenerateReplyPayload) =>
@@ -189,7 +191,13 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
         }
         if (action._tag === "Close") {
           yield* conversations.setStatus(current, "closed", "ai_close", messageId)
-          yield* emit("close_conversation", { summary: action.summary, messageId })
+          yield* emit("close_conversation", { summary: action.summary, messageId, reason: "resolved" })
+        }
+        // The AI's message starts a new silence; a hand-over or a close ends the timers.
+        if (action._tag === "Answer") {
+          if (messageId !== null) yield* timers.arm(integration, current.id)
+        } else {
+          yield* timers.disarm(current.id)
         }
         if (action._tag !== "Answer" && outcome.summary !== null) {
           const at: EventDataOf<"conversation_summary">["at"] = action._tag === "Escalate" ? "escalation" : "close"
@@ -212,6 +220,6 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
 }) {
   static readonly layerWithoutDependencies = Layer.effect(this, this.make)
   static readonly layer = this.layerWithoutDependencies.pipe(
-    Layer.provide([ConversationsRepo.layer, IntegrationsRepo.layer, Events.layer, ReplyRepo.layer])
+    Layer.provide([ConversationsRepo.layer, IntegrationsRepo.layer, Events.layer, ReplyRepo.layer, ConversationTimers.layer])
   )
 }

@@ -39,10 +39,21 @@ export const EscalateData = Schema.Struct({
   messageId: Schema.NullOr(MessageId)
 }).annotate({ identifier: "EscalateData" })
 
-/** `close_conversation`: the AI closed a resolved conversation; `messageId` is the goodbye, if one was sent. */
+/**
+ * Why a conversation was closed: `resolved` (the AI closed it, the customer's problem solved;
+ * `closeTicket`), `inactivity` (the customer stayed silent; `conversationTimeout`).
+ */
+export const CloseReason = Schema.Literals(["resolved", "inactivity"])
+export type CloseReason = typeof CloseReason.Type
+
+/**
+ * `close_conversation`: the conversation is closed, `reason` says why; `messageId` is the goodbye, if one
+ * was sent.
+ */
 export const CloseConversationData = Schema.Struct({
   summary: Schema.String,
-  messageId: Schema.NullOr(MessageId)
+  messageId: Schema.NullOr(MessageId),
+  reason: CloseReason
 }).annotate({ identifier: "CloseConversationData" })
 
 /** `conversation_summary`: a summary for the human agent, at a hand-over or a close. */

@@ -21,6 +21,7 @@ import {
   SECRET_MASK
 } from "../Domain/Integration.js"
 import type { JsonObject } from "../Domain/Primitives.js"
+import { checkTimers } from "../Domain/Timers.js"
 import { orDieSql } from "../Sql.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { IntegrationsRepo } from "./Repo.js"
@@ -99,6 +100,7 @@ export class Integrations extends Context.Service<Integrations>()("Parley/Integr
       yield* checkUrl(input.webhook.url)
       yield* checkHeaders(input.webhook.headers)
       const channelsSettings = yield* unmask(input.channelsSettings, {})
+      yield* checkTimers(channelsSettings)
       const settings: IntegrationSettings = {
         name: input.name,
         supportedFeatures: { ...defaultFeatures, ...input.supportedFeatures },
@@ -121,6 +123,7 @@ export class Integrations extends Context.Service<Integrations>()("Parley/Integr
           const channelsSettings = patch.channelsSettings === undefined
             ? undefined
             : yield* unmask(patch.channelsSettings, current.settings.channelsSettings)
+          if (channelsSettings !== undefined) yield* checkTimers(channelsSettings)
           const patched = applyPatch(current.settings, channelsSettings === undefined ? patch : { ...patch, channelsSettings })
           // A new receiver URL is a new chance: deliveries disabled by a 410 resume.
           const settings = patch.webhook?.url !== undefined && patch.webhook.url !== current.settings.webhook.url

@@ -390,7 +390,8 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         expect(goodbye!.text).toBe("Glad I could help. Goodbye!")
         expect(closeOf(received[2]!).data).toEqual({
           summary: "Shipping time answered; the customer is satisfied.",
-          messageId: goodbye!.id
+          messageId: goodbye!.id,
+          reason: "resolved"
         })
         expect(summaryOf(received[3]!).data).toEqual({ summary: "The customer asked about shipping and is satisfied.", at: "close" })
         expect(csatOf(received[4]!).data).toEqual({})

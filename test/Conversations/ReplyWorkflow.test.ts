@@ -181,7 +181,7 @@ describe("ReplyWorkflow.apply", () => {
         expect(state.changes).toEqual([{ fromStatus: "open", toStatus: "closed", cause: "ai_close", messageId: null }])
         expect(state.records).toMatchObject([{ action: "close", messageId: null, summary: "Shipping explained." }])
         expect(yield* eventsOf(conversation.id)).toEqual([
-          { kind: "close_conversation", data: { summary: "Resolved.", messageId: null } },
+          { kind: "close_conversation", data: { summary: "Resolved.", messageId: null, reason: "resolved" } },
           { kind: "conversation_summary", data: { summary: "Shipping explained.", at: "close" } },
           { kind: "send_csat", data: {} }
         ])

@@ -86,7 +86,7 @@ describe("Events.emit", () => {
           send_messages: { messages: [message] },
           typing: { messageId: message.id },
           escalate: { reason: "handover", detail: "Asked for a person.", summary: "Wants a refund for \"order 7\" — today.", messageId: message.id },
-          close_conversation: { summary: "Answered; satisfied ☺.", messageId: null },
+          close_conversation: { summary: "Answered; satisfied ☺.", messageId: null, reason: "resolved" },
           conversation_summary: { summary: "Asked about shipping.\nAnswered.", at: "close" },
           conversation_title: { title: "Livraison au Canada" },
           send_csat: {}

@@ -141,7 +141,12 @@ export interface Tenant {
 
 /** A new workspace with one integration, made through the admin API. */
 export const makeTenant = (
-  options: { readonly webhookUrl?: string; readonly supportedFeatures?: Record<string, boolean>; readonly integration?: string } = {}
+  options: {
+    readonly webhookUrl?: string
+    readonly supportedFeatures?: Record<string, boolean>
+    readonly integration?: string
+    readonly channelsSettings?: Record<string, unknown>
+  } = {}
 ) =>
   Effect.gen(function*() {
     const admin = yield* HttpApiClient.make(Api, {
@@ -155,7 +160,7 @@ export const makeTenant = (
         integration: options.integration ?? "api",
         webhook: { url: options.webhookUrl ?? "http://127.0.0.1:9/webhook", headers: {}, metadata: {} },
         supportedFeatures: options.supportedFeatures ?? {},
-        channelsSettings: {}
+        channelsSettings: options.channelsSettings ?? {}
       }
     })
     return {

@@ -28,6 +28,7 @@ import type {
   GeneratedText,
   ModelSettings,
   Passage,
+  Tone,
   Usage
 } from "./Contract.js"
 import type { AiUnavailable } from "./Errors.js"
@@ -42,6 +43,10 @@ export interface AgentService {
   readonly title: (request: ConversationRequest) => Effect.Effect<GeneratedText, AiUnavailable>
   /** A summary for the human agent who takes the conversation over (`conversationSummary`). */
   readonly summary: (request: ConversationRequest) => Effect.Effect<GeneratedText, AiUnavailable>
+  /** The check-in after a silence or the goodbye of a close for inactivity, in the tone given. */
+  readonly inactivity: (
+    request: ConversationRequest & { readonly kind: Prompts.InactivityText; readonly tone: Tone | null }
+  ) => Effect.Effect<GeneratedText, AiUnavailable>
 }
 
 /** Passages a search returns to the model at most. */
@@ -253,7 +258,7 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
 
     /** One model call without tools; an empty answer counts as unreadable and is asked again. */
     const generate = (
-      name: "title" | "summary",
+      name: "title" | "summary" | "inactivity",
       request: ConversationRequest,
       prompt: Prompt.Prompt,
       clean: (text: string) => string
@@ -295,7 +300,10 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
     return {
       reply,
       title: (request) => generate("title", request, Prompts.titlePrompt(request.history), Prompts.cleanTitle),
-      summary: (request) => generate("summary", request, Prompts.summaryPrompt(request.history), (text) => text.trim())
+      summary: (request) => generate("summary", request, Prompts.summaryPrompt(request.history), (text) => text.trim()),
+      inactivity: (request) =>
+        generate("inactivity", request, Prompts.inactivityPrompt(request.kind, request.tone, request.history), (text) =>
+          text.trim())
     } satisfies AgentService
   })
 

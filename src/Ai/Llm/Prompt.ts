@@ -270,6 +270,37 @@ const transcriptPrompt = (instructions: string, history: ReadonlyArray<HistoryMe
     Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text: transcript(history) })] })
   ])
 
+// ---------------------------------------------------------------------------------------------------
+// Inactivity: the check-in prompt and the goodbye (`inactivityPrompt`, `conversationTimeout`)
+// ---------------------------------------------------------------------------------------------------
+
+/** What a timer asks the AI to write: the check-in after a silence, or the goodbye when it closes. */
+export type InactivityText = "prompt" | "goodbye"
+
+export const INACTIVITY_INSTRUCTIONS: Record<InactivityText, string> = {
+  prompt: "You are the customer-support assistant of our company. The customer in the conversation below has " +
+    "not answered our last message for a few minutes. Write one short, friendly message asking whether they are " +
+    "still there and whether they still need help, in the customer's language. Answer with the message only.",
+  goodbye: "You are the customer-support assistant of our company. The customer in the conversation below has " +
+    "not answered for a long time, so we are closing the conversation. Write one short, friendly message saying " +
+    "that we are closing it for now and that they can write again any time, in the customer's language. Answer " +
+    "with the message only."
+}
+
+/** The texts without a model (the embedded responder), or when the model cannot be reached. */
+export const INACTIVITY_TEXT: Record<InactivityText, string> = {
+  prompt: "Are you still there? If you still need help, just reply here.",
+  goodbye: "As we haven't heard from you, I'm closing this conversation for now. Write here any time if you need " +
+    "anything else."
+}
+
+export const inactivityPrompt = (
+  kind: InactivityText,
+  tone: Tone | null,
+  history: ReadonlyArray<HistoryMessage>
+): Prompt.Prompt =>
+  transcriptPrompt(tone === null ? INACTIVITY_INSTRUCTIONS[kind] : `${INACTIVITY_INSTRUCTIONS[kind]}\n\n${toneSection(tone)}`, history)
+
 export const titlePrompt = (history: ReadonlyArray<HistoryMessage>): Prompt.Prompt =>
   transcriptPrompt(TITLE_INSTRUCTIONS, history)
 
