@@ -3,7 +3,9 @@
  * completions (`POST /v1/chat/completions`), OpenAI's Responses API (`POST /v1/responses`) and
  * Anthropic messages (`POST /v1/messages`). Scripted per test: a queue of answers, one per request;
  * every request is recorded (path, headers, raw and parsed body). An empty queue answers 500 with a
- * body saying so, so a test that under-scripts fails loudly.
+ * body saying so, so a test that under-scripts fails loudly. Streamed answers (`text/event-stream`,
+ * `chatCompletionStream`, `sseStream`) are written frame by frame, and can wait on a test's latch or
+ * be cut mid-way.
  *
  * The answer shapes are complete: copied from the vendor SDKs' generated schemas (`@effect/ai-openai`
  * `CreateChatCompletionResponse` / `Response`, `@effect/ai-anthropic` `BetaMessage` and
@@ -42,10 +44,30 @@ export type Scripted =
     readonly body: (request: RecordedRequest) => unknown
     readonly delayMs?: number
   }
+  /**
+   * A `text/event-stream` answer (status 200): `frames` written one at a time, `delayMs` apart (see
+   * `Frame`). `onFrameSent`: told each written frame's index (among the written ones).
+   */
+  | {
+    readonly _tag: "Stream"
+    readonly frames: (request: RecordedRequest) => ReadonlyArray<Frame>
+    readonly delayMs?: number
+    readonly onFrameSent?: (frame: number) => void
+  }
   /** Never answers: the client must give up on its own. */
   | { readonly _tag: "Hang" }
   /** Closes the connection without an answer. */
   | { readonly _tag: "Reset" }
+
+/**
+ * One step of a streamed answer: a text written as is (a whole event, `data: …\n\n`, or any bytes),
+ * a wait until a promise settles (what the test latches on), or a cut: the connection destroyed
+ * without the response's end.
+ */
+export type Frame =
+  | string
+  | { readonly _tag: "Wait"; readonly until: PromiseLike<unknown> }
+  | { readonly _tag: "Cut" }
 
 export interface LlmServer {
   /** The SDK-style base URL: `http://127.0.0.1:<port>/v1`. */
@@ -54,6 +76,37 @@ export interface LlmServer {
   readonly enqueue: (...answers: ReadonlyArray<Scripted>) => void
   /** Answers left in the queue. */
   readonly pending: () => number
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Writes a `Stream` answer's frames, one `write` each (a client reading incrementally sees them apart). */
+const writeStream = async (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  script: Extract<Scripted, { readonly _tag: "Stream" }>,
+  frames: ReadonlyArray<Frame>
+): Promise<void> => {
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" })
+  res.flushHeaders()
+  let written = 0
+  for (const frame of frames) {
+    if (typeof frame !== "string") {
+      if (frame._tag === "Cut") {
+        req.socket.destroy()
+        return
+      }
+      await frame.until
+      continue
+    }
+    if (written > 0 && script.delayMs !== undefined) await sleep(script.delayMs)
+    if (res.destroyed) return
+    // Flushed before the next step, so that a cut never swallows what was written before it.
+    await new Promise<void>((resolve) => res.write(frame, () => resolve()))
+    script.onFrameSent?.(written)
+    written += 1
+  }
+  res.end()
 }
 
 export const makeLlmServer: Effect.Effect<LlmServer, never, Scope.Scope> = Effect.gen(function*() {
@@ -98,6 +151,10 @@ export const makeLlmServer: Effect.Effect<LlmServer, never, Scope.Scope> = Effec
                 res.writeHead(next.status, { "content-type": "application/json", ...next.headers })
                 res.end(payload)
               }, next.delayMs ?? 0)
+              return
+            }
+            case "Stream": {
+              void writeStream(req, res, next, next.frames(recorded))
             }
           }
         })
@@ -217,6 +274,121 @@ export const chatCompletion = (turn: TurnScript): Scripted =>
       system_fingerprint: "fp_parley_test"
     }
   })
+
+/** One server-sent event carrying `data` as JSON (or `[DONE]` as is). */
+export const sseFrame = (data: unknown): string => `data: ${data === "[DONE]" ? data : JSON.stringify(data)}\n\n`
+
+export interface StreamOptions {
+  /** The text's deltas, one chunk each; default: `turn.text` in pieces of a few words. */
+  readonly chunks?: ReadonlyArray<string>
+  /** Between frames. */
+  readonly delayMs?: number
+  /** The finishing frames (finish reason, usage, `[DONE]`) wait until this settles. */
+  readonly holdFinish?: PromiseLike<unknown>
+  /** The connection is destroyed after this many frames, mid-stream. */
+  readonly cutAfterFrames?: number
+  readonly onFrameSent?: (frame: number) => void
+}
+
+/** `text` in pieces of about three words, spaces kept: what a streaming model's deltas look like. */
+const piecesOf = (text: string): Array<string> => text.match(/(?:\S+\s*){1,3}|\s+/g) ?? []
+
+/** A tool call's arguments in fragments of `size` characters (OpenAI splits the JSON string anywhere). */
+const fragmentsOf = (json: string, size = 7): Array<string> => {
+  const fragments: Array<string> = []
+  for (let at = 0; at < json.length; at += size) fragments.push(json.slice(at, at + size))
+  return fragments
+}
+
+/**
+ * The frames of a streamed chat completion, as OpenAI sends them: a first chunk with the role, a chunk
+ * per text delta, each tool call as a first fragment (index, id, name, empty arguments) and then its
+ * arguments in several fragments, a chunk with the finish reason, a last chunk with the usage and no
+ * choices (`stream_options.include_usage`), then `data: [DONE]`. The last three are the finishing frames.
+ */
+export const chatCompletionStreamFrames = (
+  request: RecordedRequest,
+  turn: TurnScript,
+  chunks?: ReadonlyArray<string>
+): { readonly body: Array<string>; readonly finishing: Array<string> } => {
+  const usage = turn.usage ?? DEFAULT_USAGE
+  const id = `chatcmpl-${nextId()}`
+  const created = now()
+  const model = modelOf(request)
+  const chunk = (choices: ReadonlyArray<unknown>, usageField: unknown = null) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    service_tier: "default",
+    system_fingerprint: "fp_parley_test",
+    choices,
+    usage: usageField
+  })
+  const choice = (delta: unknown, finishReason: string | null = null) => ({
+    index: 0,
+    delta,
+    logprobs: null,
+    finish_reason: finishReason
+  })
+  const body = [sseFrame(chunk([choice({ role: "assistant", content: "", refusal: null })]))]
+  for (const piece of chunks ?? piecesOf(turn.text ?? "")) body.push(sseFrame(chunk([choice({ content: piece })])))
+  const calls = turn.toolCalls ?? []
+  for (const [index, call] of calls.entries()) {
+    body.push(sseFrame(chunk([choice({
+      tool_calls: [{ index, id: call.id ?? `call_${nextId()}`, type: "function", function: { name: call.name, arguments: "" } }]
+    })])))
+    for (const fragment of fragmentsOf(JSON.stringify(call.args))) {
+      body.push(sseFrame(chunk([choice({ tool_calls: [{ index, function: { arguments: fragment } }] })])))
+    }
+  }
+  const finishing = [
+    sseFrame(chunk([choice({}, calls.length > 0 ? "tool_calls" : "stop")])),
+    sseFrame(chunk([], {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output,
+      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0
+      }
+    })),
+    sseFrame("[DONE]")
+  ]
+  return { body, finishing }
+}
+
+/**
+ * `POST /v1/chat/completions` with `"stream": true`, as OpenAI answers it: `text/event-stream` with
+ * the frames of `chatCompletionStreamFrames`.
+ */
+export const chatCompletionStream = (turn: TurnScript, options: StreamOptions = {}): Scripted => ({
+  _tag: "Stream",
+  frames: (request) => {
+    const { body, finishing } = chatCompletionStreamFrames(request, turn, options.chunks)
+    const frames: Array<Frame> = [
+      ...body,
+      ...(options.holdFinish === undefined ? [] : [{ _tag: "Wait", until: options.holdFinish } as const]),
+      ...finishing
+    ]
+    if (options.cutAfterFrames === undefined) return frames
+    const strings = frames.flatMap((frame, index) => typeof frame === "string" ? [index] : [])
+    const cutAt = strings[options.cutAfterFrames] ?? frames.length
+    return [...frames.slice(0, cutAt), { _tag: "Cut" }]
+  },
+  ...(options.delayMs === undefined ? {} : { delayMs: options.delayMs }),
+  ...(options.onFrameSent === undefined ? {} : { onFrameSent: options.onFrameSent })
+})
+
+/** A `text/event-stream` answer of raw frames (what a compatible server, or a broken one, sends). */
+export const sseStream = (frames: ReadonlyArray<Frame>, options: { readonly delayMs?: number } = {}): Scripted => ({
+  _tag: "Stream",
+  frames: () => frames,
+  ...options
+})
 
 /** A chat completion as Ollama's `/v1/chat/completions` sends it: no `refusal`, no `logprobs`. */
 export const ollamaChatCompletion = (turn: TurnScript): Scripted =>

@@ -2,8 +2,8 @@
  * What the three model adapters (`OpenAiChat.ts`, `OpenAiResponses.ts`, `AnthropicMessages.ts`) share:
  * the HTTP client of one call (its base URL and credential headers), one JSON `POST` whose failures come
  * back as `AiError`s that `Errors.classify` reads the same way for every provider (the HTTP status, the
- * response headers and body kept in the reason's `http`), the offered tools with their JSON Schema, and
- * the GenAI attributes of the model call's span.
+ * response headers and body kept in the reason's `http`; `post` alone for a streamed answer), the
+ * offered tools with their JSON Schema, and the GenAI attributes of the model call's span.
  *
  * Each adapter reads answers with its own lenient schema: only the fields Parley uses, nothing required
  * that OpenAI-compatible servers or older API versions leave out.
@@ -40,28 +40,43 @@ export interface Endpoint {
   readonly headers: Readonly<Record<string, string>>
 }
 
-/** The shared client (one connection pool) with this endpoint's base URL and headers; answers in JSON. */
-export const clientFor = (httpClient: HttpClient.HttpClient, endpoint: Endpoint): HttpClient.HttpClient =>
+/**
+ * The shared client (one connection pool) with this endpoint's base URL and headers; `accept`: the
+ * answer's media type (JSON unless a streamed answer, `text/event-stream`, is asked for).
+ */
+export const clientFor = (
+  httpClient: HttpClient.HttpClient,
+  endpoint: Endpoint,
+  accept = "application/json"
+): HttpClient.HttpClient =>
   HttpClient.mapRequest(httpClient, (request) =>
     request.pipe(
       HttpClientRequest.prependUrl(endpoint.baseUrl),
       HttpClientRequest.setHeaders(endpoint.headers),
-      HttpClientRequest.acceptJson
+      HttpClientRequest.accept(accept)
     ))
 
-export interface PostOptions<S extends Schema.Decoder<unknown>> {
+/** `AiError.method`: the `LanguageModel` method a failure happened in. */
+export type Method = "generateText" | "streamText"
+
+export interface RequestOptions {
   readonly client: HttpClient.HttpClient
   /** `AiError.module`: the adapter's name. */
   readonly module: string
+  /** `AiError.method`; `generateText` when unset. */
+  readonly method?: Method | undefined
   /** Appended to the endpoint's base URL. */
   readonly path: string
   /** Sent as JSON. */
   readonly body: unknown
+}
+
+export interface PostOptions<S extends Schema.Decoder<unknown>> extends RequestOptions {
   /** How the 2xx answer is read. */
   readonly response: S
 }
 
-const METHOD = "generateText"
+const METHOD: Method = "generateText"
 
 /** Any JSON text, parsed. */
 const JsonText = Schema.fromJsonString(Schema.Unknown)
@@ -100,17 +115,15 @@ const fromClientError = (error: HttpClientError.HttpClientError): AiError.AiErro
 }
 
 /**
- * `POST {base}{path}` with `body` as JSON. A non-2xx answer fails with the reason its status calls for
- * (`AiError.reasonFromHttpStatus`: 429 rate limit, 401/403 authentication, 5xx provider error, …) with
- * the status, headers (`Retry-After`) and body kept; a 2xx answer that is not JSON fails with
- * `InvalidResponseError` (status 2xx: sampled again), one that does not fit `response` with
- * `InvalidOutputError`.
+ * `POST {base}{path}` with `body` as JSON, answered with a 2xx: its body is the caller's to read. A
+ * non-2xx answer fails with the reason its status calls for (`AiError.reasonFromHttpStatus`: 429 rate
+ * limit, 401/403 authentication, 5xx provider error, …) with the status, headers (`Retry-After`) and
+ * body kept; a request that got no answer fails with `NetworkError`.
  */
-export const postJson = <S extends Schema.Decoder<unknown>>(
-  options: PostOptions<S>
-): Effect.Effect<S["Type"], AiError.AiError> =>
+export const post = (options: RequestOptions): Effect.Effect<HttpClientResponse.HttpClientResponse, AiError.AiError> =>
   Effect.gen(function*() {
-    const fail = (reason: AiError.AiErrorReason) => AiError.make({ module: options.module, method: METHOD, reason })
+    const method = options.method ?? METHOD
+    const fail = (reason: AiError.AiErrorReason) => AiError.make({ module: options.module, method, reason })
     const request = yield* HttpClientRequest.post(options.path).pipe(
       HttpClientRequest.bodyJson(options.body),
       Effect.mapError(() =>
@@ -118,12 +131,26 @@ export const postJson = <S extends Schema.Decoder<unknown>>(
       )
     )
     const response = yield* Effect.mapError(options.client.execute(request), (error) => fail(fromClientError(error)))
+    if (response.status >= 200 && response.status < 300) return response
     const text = yield* Effect.result(response.text)
-    const ok = response.status >= 200 && response.status < 300
-    if (!ok) {
-      const body = Result.isSuccess(text) ? text.success : undefined
-      return yield* fail(AiError.reasonFromHttpStatus({ status: response.status, http: httpContext(response, body) }))
-    }
+    const body = Result.isSuccess(text) ? text.success : undefined
+    return yield* fail(AiError.reasonFromHttpStatus({ status: response.status, http: httpContext(response, body) }))
+  })
+
+/**
+ * A 2xx answer's body as JSON read with `schema`: one that cannot be read or is not JSON fails with
+ * `InvalidResponseError` (status 2xx: sampled again), one that does not fit `schema` with
+ * `InvalidOutputError`.
+ */
+export const readJson = <S extends Schema.Decoder<unknown>>(
+  response: HttpClientResponse.HttpClientResponse,
+  schema: S,
+  options: { readonly module: string; readonly method?: Method | undefined }
+): Effect.Effect<S["Type"], AiError.AiError> =>
+  Effect.gen(function*() {
+    const fail = (reason: AiError.AiErrorReason) =>
+      AiError.make({ module: options.module, method: options.method ?? METHOD, reason })
+    const text = yield* Effect.result(response.text)
     if (Result.isFailure(text)) {
       return yield* fail(
         new AiError.InvalidResponseError({
@@ -141,18 +168,50 @@ export const postJson = <S extends Schema.Decoder<unknown>>(
         })
       )
     }
-    return yield* Schema.decodeUnknownEffect(options.response)(json.value).pipe(
+    return yield* Schema.decodeUnknownEffect(schema)(json.value).pipe(
       Effect.mapError((error) => fail(AiError.InvalidOutputError.fromSchemaError(error)))
     )
   })
 
+/**
+ * `POST {base}{path}` with `body` as JSON and the answer read with `response`: `post`'s failures, then
+ * `readJson`'s.
+ */
+export const postJson = <S extends Schema.Decoder<unknown>>(
+  options: PostOptions<S>
+): Effect.Effect<S["Type"], AiError.AiError> =>
+  Effect.flatMap(post(options), (response) => readJson(response, options.response, options))
+
+/**
+ * A 2xx answer whose body stopped before the answer was complete (the connection was cut, the server
+ * went away): a transport failure, worth another try. `cause`: the client's error, if any.
+ */
+export const cutShort = (
+  module: string,
+  method: Method,
+  request: HttpClientRequest.HttpClientRequest,
+  description: string,
+  cause?: unknown
+): AiError.AiError =>
+  AiError.make({
+    module,
+    method,
+    reason: new AiError.NetworkError({
+      reason: "TransportError",
+      method: request.method,
+      url: request.url,
+      description,
+      ...(cause === undefined ? {} : { cause })
+    })
+  })
+
 /** A prompt the adapter cannot express on its wire (a file part, an empty prompt): not sent. */
-export const unsupported = (module: string, description: string): AiError.AiError =>
-  AiError.make({ module, method: METHOD, reason: new AiError.InvalidUserInputError({ description }) })
+export const unsupported = (module: string, description: string, method: Method = METHOD): AiError.AiError =>
+  AiError.make({ module, method, reason: new AiError.InvalidUserInputError({ description }) })
 
 /** A 2xx answer that does not say what Parley needs (no choices, arguments that are not JSON): sampled again. */
-export const unreadable = (module: string, description: string): AiError.AiError =>
-  AiError.make({ module, method: METHOD, reason: new AiError.InvalidOutputError({ description }) })
+export const unreadable = (module: string, description: string, method: Method = METHOD): AiError.AiError =>
+  AiError.make({ module, method, reason: new AiError.InvalidOutputError({ description }) })
 
 // ---------------------------------------------------------------------------------------------------
 // Tools
@@ -218,14 +277,15 @@ export const toolResultText = (part: Prompt.ToolResultPart): string =>
 export const knownTool = (
   module: string,
   toolNames: ReadonlyArray<string> | undefined,
-  name: string
+  name: string,
+  method: Method = METHOD
 ): Effect.Effect<void, AiError.AiError> =>
   toolNames === undefined || toolNames.includes(name)
     ? Effect.void
     : Effect.fail(
       AiError.make({
         module,
-        method: METHOD,
+        method,
         reason: new AiError.ToolNotFoundError({ toolName: name, availableTools: toolNames })
       })
     )
@@ -234,13 +294,14 @@ export const knownTool = (
 export const decodeArguments = (
   module: string,
   toolName: string,
-  raw: string
+  raw: string,
+  method: Method = METHOD
 ): Effect.Effect<unknown, AiError.AiError> =>
   raw.trim() === ""
     ? Effect.succeed({})
     : Schema.decodeUnknownEffect(JsonText)(raw).pipe(
       Effect.mapError(() =>
-        unreadable(module, `Tool call arguments for '${toolName}' are not JSON: ${raw.slice(0, 200)}`)
+        unreadable(module, `Tool call arguments for '${toolName}' are not JSON: ${raw.slice(0, 200)}`, method)
       )
     )
 
