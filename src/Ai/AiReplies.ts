@@ -9,10 +9,11 @@ import type * as Effect from "effect/Effect"
 import type { Conversation, Message } from "../Domain/Conversation.js"
 import type { ReplyAction } from "../Domain/AiOutcome.js"
 import type { Integration } from "../Domain/Integration.js"
-import type { HistoryMessage, Passage, Provider, Tone, Usage } from "./Llm/Contract.js"
+import type { HistoryMessage, ModelSettings, Passage, Provider, Tone, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import type { InactivityText } from "./Llm/Prompt.js"
 import type { ReplyModel } from "./ModelSettingsFor.js"
+import type { SourcePassage } from "./Verifier.js"
 
 /** What a responder asks of the conversation besides answering (the same as an outcome's action). */
 export type { ReplyAction }
@@ -28,6 +29,10 @@ export interface ReplyRequest {
   readonly model?: ReplyModel
   /** The tone for this reply (`firstResponseToneId` or `toneId`), when the `tone` flag is on. */
   readonly tone?: Tone | null
+  /** A redraft (`verifier`): why the previous draft failed the check. */
+  readonly correction?: string | undefined
+  /** Streaming (`streaming`): hears the answer's text so far as a model writes it. */
+  readonly onText?: ((text: string) => Effect.Effect<void>) | undefined
 }
 
 export interface Reply {
@@ -46,6 +51,39 @@ export interface Reply {
   readonly usage: Usage
   /** Model calls that answered (0 for the embedded responder). */
   readonly turns: number
+  /** What the verifier checks: the text as written, citation markers included ("" for a fallback). */
+  readonly draft: string
+  /** The passages the draft could cite, numbered as its markers name them. */
+  readonly sources: ReadonlyArray<SourcePassage>
+}
+
+/** A draft to check (`verifier`), and whether to check that the customer's problem is solved. */
+export interface VerifyRequest {
+  readonly model: ReplyModel
+  readonly draft: string
+  readonly sources: ReadonlyArray<SourcePassage>
+  /** The customer's messages the draft answers. */
+  readonly customer: ReadonlyArray<string>
+  /** `verifierResolution`: also judge whether the customer's problem is solved. */
+  readonly resolution: boolean
+}
+
+/** The verifier's verdict: `lexical` without a model, `model` with one. */
+export interface Verification {
+  readonly method: "lexical" | "model"
+  readonly supported: boolean
+  /** Why it is not supported, in one line (for the log, the record and the redraft); null when it is. */
+  readonly reason: string | null
+  /** Whether the customer's problem is solved; null when not asked. */
+  readonly resolved: boolean | null
+  readonly usage: Usage
+}
+
+/** The guardrail classifier's verdict on one customer message, from a model. */
+export interface Screening {
+  readonly verdict: "safe" | "prompt_injection" | "abuse"
+  readonly reason: string
+  readonly usage: Usage
 }
 
 /** A conversation's title or summary. */
@@ -73,6 +111,10 @@ export class AiReplies extends Context.Service<
     readonly title: (request: TextRequest) => Effect.Effect<Generated, AiUnavailable>
     /** A summary for the human agent (`conversationSummary`). */
     readonly summary: (request: TextRequest) => Effect.Effect<Generated, AiUnavailable>
+    /** Checks a draft against its sources (`verifier`): lexical without a model, the model's judgement with one. */
+    readonly verify: (request: VerifyRequest) => Effect.Effect<Verification, AiUnavailable>
+    /** The model's verdict on one customer message (`customerMessageGuardrails`, after the rule set). */
+    readonly screen: (model: ModelSettings, message: string) => Effect.Effect<Screening, AiUnavailable>
     /** The check-in after a silence, or the goodbye of a close for inactivity, in the conversation's tone. */
     readonly inactivity: (request: InactivityRequest) => Effect.Effect<Generated, AiUnavailable>
   }

@@ -36,6 +36,8 @@ export const AiRepliesLive = Layer.effect(
           : models.reply(request.model, request),
       title: ({ history, model }) => model === "embedded" ? embedded.title(history) : models.title(model, history),
       summary: ({ history, model }) => model === "embedded" ? embedded.summary(history) : models.summary(model, history),
+      verify: (request) => request.model === "embedded" ? embedded.verify(request) : models.verify(request.model, request),
+      screen: models.screen,
       inactivity: ({ model, ...request }) =>
         model === "embedded" ? embedded.inactivity(request.kind) : models.inactivity(model, request)
     })

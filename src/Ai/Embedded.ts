@@ -9,10 +9,19 @@ import * as Layer from "effect/Layer"
 import * as AppConfig from "../Config.js"
 import { aiRequestsOf } from "../Observability/Metrics.js"
 import * as Metric from "effect/Metric"
-import { AiReplies, type Generated, noUsage, type Reply, type ReplyRequest } from "./AiReplies.js"
+import {
+  AiReplies,
+  type Generated,
+  noUsage,
+  type Reply,
+  type ReplyRequest,
+  type Verification,
+  type VerifyRequest
+} from "./AiReplies.js"
 import { type Hit, Knowledge } from "./Knowledge.js"
 import type { HistoryMessage, Passage } from "./Llm/Contract.js"
 import * as Prompts from "./Llm/Prompt.js"
+import { checkSupport, confirmsResolution } from "./Verifier.js"
 
 export const NO_ANSWER_TEXT =
   "I'm sorry, I couldn't find an answer to that in our help center. Could you rephrase it, or add a detail?"
@@ -103,6 +112,8 @@ export const makeEmbedded = Effect.gen(function*() {
           ? {
             ...base,
             text: ESCALATION_TEXT,
+            draft: ESCALATION_TEXT,
+            sources: [],
             action: {
               _tag: "Escalate",
               reason: "no_answer",
@@ -111,17 +122,28 @@ export const makeEmbedded = Effect.gen(function*() {
             },
             citations: []
           } satisfies Reply
-          : { ...base, text: NO_ANSWER_TEXT, action: { _tag: "Answer" }, citations: [] } satisfies Reply
+          : {
+            ...base,
+            text: NO_ANSWER_TEXT,
+            action: { _tag: "Answer" },
+            citations: [],
+            draft: NO_ANSWER_TEXT,
+            sources: []
+          } satisfies Reply
       }
       // A second passage joins when it is nearly as good and says something else.
       const chosen = hits.filter((hit, i) =>
         i === 0 || (hit.score >= best.score * 0.75 && hit.coverage >= config.minCoverage && hit.text !== best.text)
       ).slice(0, 2)
+      const text = compose(chosen)
       return {
         ...base,
-        text: compose(chosen),
+        text,
         action: { _tag: "Answer" },
-        citations: chosen.map(toPassage)
+        citations: chosen.map(toPassage),
+        // The answer quotes its passages: checked against all of them (it carries no markers).
+        draft: text,
+        sources: chosen.map((hit, i) => ({ ref: i + 1, ...toPassage(hit) }))
       } satisfies Reply
     }).pipe(Effect.withSpan("AiReplies.reply", { attributes: { "ai.provider": "embedded" } }))
 
@@ -131,10 +153,23 @@ export const makeEmbedded = Effect.gen(function*() {
   const summary = (history: ReadonlyArray<HistoryMessage>): Effect.Effect<Generated> =>
     Effect.succeed({ text: extractiveSummary(history), usage: noUsage })
 
+  /** The lexical check (`Verifier.ts`): each claim against the passages, and the customer's own words. */
+  const verify = (request: VerifyRequest): Effect.Effect<Verification> =>
+    Effect.sync(() => {
+      const verdict = checkSupport(request.draft, request.sources)
+      return {
+        method: "lexical",
+        supported: verdict.supported,
+        reason: verdict.reason,
+        resolved: request.resolution ? confirmsResolution(request.customer) : null,
+        usage: noUsage
+      } satisfies Verification
+    })
+
   const inactivity = (kind: Prompts.InactivityText): Effect.Effect<Generated> =>
     Effect.succeed({ text: Prompts.INACTIVITY_TEXT[kind], usage: noUsage })
 
-  return { reply, title, summary, inactivity } as const
+  return { reply, title, summary, verify, inactivity } as const
 })
 
 /** The embedded responder as the only provider, whatever the request's model. */
@@ -145,6 +180,9 @@ export const EmbeddedRepliesLive = Layer.effect(
       reply: embedded.reply,
       title: (request) => embedded.title(request.history),
       summary: (request) => embedded.summary(request.history),
-      inactivity: (request) => embedded.inactivity(request.kind)
+      inactivity: (request) => embedded.inactivity(request.kind),
+      verify: embedded.verify,
+      // Without a model the rule set is the whole guardrail: nothing to ask.
+      screen: () => Effect.succeed({ verdict: "safe", reason: "No model configured", usage: noUsage })
     }))
 ).pipe(Layer.provide(Knowledge.layer))

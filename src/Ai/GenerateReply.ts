@@ -18,38 +18,57 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as crypto from "node:crypto"
 import * as AppConfig from "../Config.js"
 import { type Pending, ReplyWorkflow } from "../Conversations/ReplyWorkflow.js"
 import type { GenerateReplyPayload } from "../Conversations/ReplyJob.js"
 import type { AiOutcome } from "../Domain/AiOutcome.js"
 import type { Message } from "../Domain/Conversation.js"
+import { type ConversationId, MessageId } from "../Domain/Ids.js"
 import type { Integration, SupportedFeatures } from "../Domain/Integration.js"
 import { Outcome } from "../Jobs/Job.js"
 import { aiLatencyOf, aiTokensOf } from "../Observability/Metrics.js"
 import { orDieSql } from "../Sql.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
-import { AiReplies, type Generated, type Reply, type ReplyAction } from "./AiReplies.js"
+import { AiReplies, type Generated, noUsage, type Reply, type ReplyAction, type ReplyRequest } from "./AiReplies.js"
 import { AiRepliesLive } from "./AiRepliesLive.js"
 import type { HistoryMessage, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 import { toHistory } from "./ModelReplies.js"
 import { ModelSettingsFor, type ReplyModel } from "./ModelSettingsFor.js"
+import * as Screening from "./Screening.js"
 import { WorkspaceAiSettings } from "./Settings.js"
 import { toneFor } from "./Tone.js"
+import * as Verification from "./Verification.js"
 
 const HISTORY = 20
 
-/** An action the integration does not allow is not taken: its text is then an ordinary answer. */
+/** The shortest time between two `message_delta` events of one message. */
+export const DELTA_INTERVAL_MS = 300
+
+/** A streamed reply: the id its deltas announce (the stored message's), and what hears its text. */
+interface Streaming {
+  readonly messageId: MessageId
+  readonly onText: (text: string) => Effect.Effect<void>
+}
+
+/**
+ * An action the integration does not allow is not taken: its text is then an ordinary answer. A
+ * verifier's hand-over is allowed by `verifierEscalation` itself.
+ */
 const allowed = (action: ReplyAction, features: SupportedFeatures): ReplyAction =>
-  (action._tag === "Escalate" && !features.escalation) || (action._tag === "Close" && !features.closeTicket)
+  (action._tag === "Escalate" && !features.escalation &&
+      !(action.reason === "unverified" && features.verifierEscalation)) ||
+    (action._tag === "Close" && !features.closeTicket)
     ? { _tag: "Answer" }
     : action
 
 /**
  * The message the customer gets, if any. An answer always; a hand-over note with
  * `messageInEscalation`, a goodbye with `messageInEndConversation`. The embedded responder's
- * hand-over is its honest answer to a question it could not answer ("I couldn't find an answer…"),
+ * hand-over for want of an answer is its honest answer to the question ("I couldn't find an answer…"),
  * so it is always sent.
  */
 const customerText = (reply: Reply, action: ReplyAction, features: SupportedFeatures): string | null => {
@@ -57,7 +76,9 @@ const customerText = (reply: Reply, action: ReplyAction, features: SupportedFeat
     case "Answer":
       return reply.text
     case "Escalate":
-      return features.messageInEscalation || reply.provider === "embedded" ? reply.text : null
+      return features.messageInEscalation || (reply.provider === "embedded" && action.reason === "no_answer")
+        ? reply.text
+        : null
     case "Close":
       return features.messageInEndConversation ? reply.text : null
   }
@@ -76,6 +97,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
     const modelFor = yield* ModelSettingsFor
     const aiSettings = yield* WorkspaceAiSettings
     const fallbackMessage = yield* AppConfig.AiFallbackMessage
+    yield* Screening.warmUp
 
     const countUsage = (provider: string, usage: Usage) =>
       Effect.all([
@@ -104,7 +126,9 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
       provider: error.provider,
       model: error.model,
       usage: error.usage,
-      turns: 0
+      turns: 0,
+      draft: "",
+      sources: []
     })
 
     /** A title or summary: a failure to generate one is logged and costs only that event. */
@@ -126,31 +150,63 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
      * reached), limited to what the integration allows, with the title and summary its flags ask for.
      * A value: it records only the AI's own figures (metrics, the workspace's usage).
      */
-    const decide = (pending: Pending, model: ReplyModel) =>
+    const decide = (pending: Pending, model: ReplyModel, stream: Streaming | null = null) =>
       Effect.gen(function*() {
-        const { conversation, integration, messages, trigger, unanswered } = pending
+        const { conversation, integration, trigger } = pending
         const features = integration.settings.supportedFeatures
-        const firstExchange = !messages.some((m) => m.role === "ai" && m.type === "default")
+        const firstExchange = !pending.messages.some((m) => m.role === "ai" && m.type === "default")
 
         const started = yield* Clock.currentTimeMillis
-        const { error, reply } = yield* ai.reply({
+        // What the model may read: with the guardrails, secrets replaced and blocked messages withheld.
+        const screened = features.customerMessageGuardrails
+          ? yield* Screening.screen({
+            ai,
+            model,
+            modelCheck: Screening.modelCheckOn(integration.settings.channelsSettings),
+            messages: pending.messages,
+            unanswered: pending.unanswered
+          })
+          : null
+        const messages = screened?.messages ?? pending.messages
+        const unanswered = screened?.unanswered ?? pending.unanswered
+        const request: ReplyRequest = {
           integration,
           conversation,
           history: messages.slice(-HISTORY),
           unanswered,
           model,
-          tone: yield* toneOf(integration, firstExchange)
+          tone: yield* toneOf(integration, firstExchange),
+          onText: stream?.onText
+        }
+        const { error, reply, verification } = yield* Effect.gen(function*() {
+          if (screened?.blocked) {
+            return { reply: Screening.guardrailReply(screened.blocked, features, unanswered, model), verification: null }
+          }
+          const drafted = yield* ai.reply(request)
+          if (!Verification.verifies(features, drafted)) return { reply: drafted, verification: null }
+          return yield* Effect.map(
+            Verification.verify({ ai, model, features, request, reply: drafted, unanswered, fallbackMessage }),
+            (verified) => ({
+              reply: {
+                ...verified.reply,
+                usage: addUsage(verified.reply.usage, verified.usage),
+                turns: verified.reply.turns + verified.calls
+              },
+              verification: verified.record
+            })
+          )
         }).pipe(
-          Effect.map((reply) => ({ reply, error: null })),
+          Effect.map((decided) => ({ ...decided, error: null })),
           Effect.catch((error) =>
             Effect.as(
               Effect.logWarning("The AI model is unavailable; the reply falls back").pipe(
                 Effect.annotateLogs({ reason: error.message, escalation: features.escalation })
               ),
-              { reply: unavailable(error, features, unanswered), error: error.message }
+              { reply: unavailable(error, features, unanswered), error: error.message, verification: null }
             )
           )
         )
+        const screening = screened === null ? noUsage : screened.usage
         const latencyMs = (yield* Clock.currentTimeMillis) - started
         const action = allowed(reply.action, features)
         const text = customerText(reply, action, features)
@@ -173,7 +229,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         ], { concurrency: 2 })
         const usage = [title, summary].reduce(
           (sum, generated) => Option.isSome(generated) ? addUsage(sum, generated.value.usage) : sum,
-          reply.usage
+          addUsage(reply.usage, screening)
         )
         yield* Metric.update(aiLatencyOf(reply.provider), latencyMs / 1000)
         yield* countUsage(reply.provider, usage)
@@ -181,7 +237,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         // this run then loses the race to store its outcome, or the job runs again.
         if (reply.provider !== "embedded" && reply.model !== null) {
           const textCalls = textModel === "embedded" ? 0 : [title, summary].filter(Option.isSome).length
-          const requests = reply.turns + textCalls
+          const requests = reply.turns + textCalls + (screened?.calls ?? 0)
           if (requests > 0 || usage.inputTokens > 0 || usage.outputTokens > 0) {
             yield* aiSettings.recordUsage(conversation.workspaceId, reply.provider, reply.model, { ...usage, requests })
           }
@@ -192,6 +248,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           // End-to-end latency starts when the earliest message this reply answers was received.
           originAt: (unanswered[0] ?? trigger).createdAt,
           text,
+          streamedAs: stream?.messageId ?? null,
           citations: reply.citations,
           action,
           // A closed conversation is over: the customer may be asked for a rating.
@@ -206,10 +263,32 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
             turns: reply.turns,
             latencyMs,
             error
-          }
+          },
+          guardrails: screened?.decisions ?? null,
+          verification
         }
         return outcome
       }).pipe(orDieSql)
+
+    /**
+     * A streamed reply (`streaming`): the id its `message_delta` events announce, and what hears the text
+     * so far: a delta at the first text, then at most one every `DELTA_INTERVAL_MS`.
+     */
+    const streaming = (integration: Integration, conversationId: ConversationId) =>
+      Effect.gen(function*() {
+        const messageId = MessageId.make(crypto.randomUUID())
+        const sent = yield* Ref.make({ sequence: 0, at: Number.NEGATIVE_INFINITY, text: "" })
+        const onText = (text: string) =>
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            const last = yield* Ref.get(sent)
+            if (now - last.at < DELTA_INTERVAL_MS || text.trim() === "" || text === last.text) return
+            const sequence = last.sequence + 1
+            yield* Ref.set(sent, { sequence, at: now, text })
+            yield* workflow.delta({ integration, conversationId, messageId, sequence, text })
+          })
+        return { messageId, onText } satisfies Streaming
+      })
 
     /** Answers the customer's messages up to `messageId`, unless a later one will, or it was answered. */
     const generate = Effect.fn("Replies.generate")(function*(job: GenerateReplyPayload) {
@@ -225,7 +304,12 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         const open = yield* workflow.typing({ integration, conversationId: conversation.id, trigger: trigger.id })
         if (!open) return Outcome.Done()
       }
-      const outcome = yield* decide(pending.value, model)
+      // Streaming: the answer is shown while a model writes it; a verified draft is shown only once checked.
+      const features = integration.settings.supportedFeatures
+      const stream = model !== "embedded" && features.streaming && !features.verifier
+        ? yield* streaming(integration, conversation.id)
+        : null
+      const outcome = yield* decide(pending.value, model, stream)
       yield* workflow.apply({ integration, conversationId: conversation.id, outcome })
       return Outcome.Done()
     }, orDieSql)

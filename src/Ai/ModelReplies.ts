@@ -9,7 +9,15 @@ import * as Effect from "effect/Effect"
 import type { Message } from "../Domain/Conversation.js"
 import * as AppConfig from "../Config.js"
 import { ConversationsRepo } from "../Conversations/Repo.js"
-import type { Generated, Reply, ReplyAction, ReplyRequest } from "./AiReplies.js"
+import type {
+  Generated,
+  Reply,
+  ReplyAction,
+  ReplyRequest,
+  Screening,
+  Verification,
+  VerifyRequest
+} from "./AiReplies.js"
 import { toPassage } from "./Embedded.js"
 import { Knowledge } from "./Knowledge.js"
 import { Agent, MAX_SEARCH_RESULTS } from "./Llm/Agent.js"
@@ -120,7 +128,9 @@ export const makeModelReplies = Effect.gen(function*() {
               Effect.orDie
             )
         },
-        maxTurns
+        maxTurns,
+        correction: request.correction,
+        onText: request.onText
       }).pipe(
         Effect.tapError((error) => Effect.annotateCurrentSpan(genAiAttributes(settings, error.usage)))
       )
@@ -132,7 +142,9 @@ export const makeModelReplies = Effect.gen(function*() {
         provider: result.provider,
         model: result.model,
         usage: result.usage,
-        turns: result.turns
+        turns: result.turns,
+        draft: result.draft,
+        sources: result.sources
       } satisfies Reply
     }).pipe(Effect.withSpan("AiReplies.reply", { attributes: { "ai.provider": settings.provider, "ai.model": settings.model } }))
 
@@ -148,5 +160,31 @@ export const makeModelReplies = Effect.gen(function*() {
   ): Effect.Effect<Generated, AiUnavailable> =>
     Effect.map(agent.inactivity({ settings, ...request }), ({ text, usage }) => ({ text, usage }))
 
-  return { reply, title, summary, inactivity } as const
+  /** The model's check of a draft (`verifier`, `verifierResolution`). */
+  const verify = (settings: ModelSettings, request: VerifyRequest): Effect.Effect<Verification, AiUnavailable> =>
+    Effect.map(
+      agent.verify({
+        settings,
+        draft: request.draft,
+        passages: request.sources.map((source) => ({ ...source, url: source.url ?? null })),
+        customer: request.customer,
+        resolution: request.resolution
+      }),
+      ({ usage, value }): Verification => ({
+        method: "model",
+        supported: value.supported,
+        reason: value.supported
+          ? null
+          : value.unsupportedClaims.length > 0
+          ? `Not supported by the passages: ${value.unsupportedClaims.map((claim) => `“${claim}”`).join("; ")}`
+          : "The model found the draft not supported by the passages",
+        resolved: request.resolution ? value.resolved ?? false : null,
+        usage
+      })
+    )
+
+  const screen = (settings: ModelSettings, message: string): Effect.Effect<Screening, AiUnavailable> =>
+    Effect.map(agent.screen({ settings, message }), ({ usage, value }): Screening => ({ ...value, usage }))
+
+  return { reply, title, summary, inactivity, verify, screen } as const
 })

@@ -6,6 +6,8 @@
  * - `pending`: which customer messages a run answers, and whether it should run at all (the
  *   conversation is open, the trigger not yet answered nor superseded by a later customer message);
  * - `typing`: the `typing` event, in its own transaction so that it leaves before the model is called;
+ * - `delta`: a `message_delta` event while a streamed reply is written (`streaming`), each in its own
+ *   transaction; `apply` then gives up the deltas not yet attempted, so the final message goes next;
  * - `apply`: the outcome, in one transaction under the conversation's lock and only while it is still
  *   `open`: the `reply_metadata` row keyed by the trigger (a second run of the same trigger stores and
  *   sends nothing: one reply per trigger), the message, the status change and the events, in this order:
@@ -22,7 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { AiOutcome } from "../Domain/AiOutcome.js"
-import type { Conversation, Message } from "../Domain/Conversation.js"
+import { type Conversation, Message } from "../Domain/Conversation.js"
 import type { EventKind } from "../Domain/Delivery.js"
 import type { EventDataOf } from "../Domain/EventData.js"
 import type { ConversationId, MessageId } from "../Domain/Ids.js"
@@ -112,6 +114,28 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
       }).pipe(sql.withTransaction, orDieSql)
 
     /**
+     * A `message_delta` of the message `messageId` being written (`streaming`): `text` so far, the
+     * `sequence`-th; false (nothing sent) when the conversation is no longer open.
+     */
+    const delta = (input: {
+      readonly integration: Integration
+      readonly conversationId: ConversationId
+      readonly messageId: MessageId
+      readonly sequence: number
+      readonly text: string
+    }) =>
+      Effect.gen(function*() {
+        const current = yield* conversations.lock(input.conversationId)
+        if (Option.isNone(current) || current.value.status !== "open") return false
+        yield* events.emit("message_delta", {
+          integration: input.integration,
+          conversation: current.value,
+          data: { messageId: input.messageId, sequence: input.sequence, text: input.text }
+        })
+        return true
+      }).pipe(sql.withTransaction, orDieSql)
+
+    /**
      * Applies `outcome` to the conversation, once per trigger; false when it was not applied (the
      * conversation is no longer open, or another run of the same trigger applied its own).
      */
@@ -143,7 +167,9 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
           citations: outcome.citations,
           error: provenance.error,
           title: outcome.title,
-          summary: outcome.summary
+          summary: outcome.summary,
+          guardrails: outcome.guardrails,
+          verification: outcome.verification
         })
         if (Option.isNone(recorded)) return false
         const emit = <K extends EventKind>(kind: K, data: EventDataOf<K>) =>
@@ -156,7 +182,7 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
 
         let messageId: MessageId | null = null
         if (outcome.text !== null) {
-          const stored = yield* conversations.insertReply({
+          const row: typeof Message.insert.Type = {
             conversationId: current.id,
             integrationId: integration.integrationId,
             externalId: null,
@@ -170,10 +196,15 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
             isSuggestion: false,
             agentInfo: null,
             replyTo: outcome.trigger
-          })
+          }
+          const stored = outcome.streamedAs === null
+            ? yield* conversations.insertReply(row)
+            : yield* conversations.insertReplyAs({ ...row, id: outcome.streamedAs })
           if (Option.isSome(stored)) {
             messageId = stored.value.id
             yield* records.setMessage(outcome.trigger, messageId)
+            // The final message is never held back by a delta still waiting for its attempt.
+            if (outcome.streamedAs !== null) yield* events.supersedeDeltas(current.id)
             yield* emit("send_messages", { messages: [stored.value] })
           }
         }
@@ -215,7 +246,7 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
         return true
       }).pipe(sql.withTransaction, orDieSql)
 
-    return { pending, typing, apply } as const
+    return { pending, typing, delta, apply } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(this, this.make)

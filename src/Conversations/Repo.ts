@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { Conversation, type ConversationStatus, Message } from "../Domain/Conversation.js"
-import { ConversationId, type CustomerId, IntegrationId, type MessageId, WorkspaceId } from "../Domain/Ids.js"
+import { ConversationId, type CustomerId, IntegrationId, MessageId, WorkspaceId } from "../Domain/Ids.js"
 
 const PastConversationRow = Schema.Struct({
   id: ConversationId,
@@ -99,6 +99,18 @@ export class ConversationsRepo extends Context.Service<ConversationsRepo>()("Par
     })
 
     /**
+     * `insertReply` with the id the message was announced with (a streamed reply's `message_delta`
+     * events carry it before the message exists).
+     */
+    const insertReplyAs = SqlSchema.findOneOption({
+      Request: Schema.Struct({ ...Message.insert.fields, id: MessageId }),
+      Result: Message,
+      execute: (row) =>
+        sql`INSERT INTO messages ${sql.insert(row)}
+            ON CONFLICT DO NOTHING RETURNING *`
+    })
+
+    /**
      * The customer's earliest message that no AI or agent message has answered yet: the first human
      * message after the last answer. Two index probes on (conversation_id, sent_at, created_at), not an
      * anti-join that rescans the conversation for every message (which grew with the square of its length).
@@ -179,6 +191,7 @@ export class ConversationsRepo extends Context.Service<ConversationsRepo>()("Par
       findMessageByExternalId,
       insertMessage,
       insertReply,
+      insertReplyAs,
       firstUnreadMessageId,
       listMessages
     } as const

@@ -86,8 +86,17 @@ export interface Window {
   readonly random: number
 }
 
-/** What follows the `attempt`-th attempt (1-based) of an event, which ended with `ending`. */
-export const decide = (ending: Ending, attempt: number, policy: RetryPolicy, window: Window): Decision => {
+/**
+ * What follows the `attempt`-th attempt (1-based) of an event, which ended with `ending`. A best-effort
+ * event (`bestEffort`: a `message_delta`) is never retried: a failure gives it up at once.
+ */
+export const decide = (
+  ending: Ending,
+  attempt: number,
+  policy: RetryPolicy,
+  window: Window,
+  bestEffort = false
+): Decision => {
   switch (ending._tag) {
     case "Delivered":
       return Decision.Delivered()
@@ -97,6 +106,7 @@ export const decide = (ending: Ending, attempt: number, policy: RetryPolicy, win
       return Decision.GiveUp({ error: ending.reason })
     default: {
       const error = failureText(ending)
+      if (bestEffort) return Decision.GiveUp({ error: `${error} (not retried: delivered at most once)` })
       const next = retryAt(policy, {
         attempt,
         createdAt: window.opened,

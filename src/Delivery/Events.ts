@@ -14,7 +14,7 @@ import * as crypto from "node:crypto"
 import type { Conversation } from "../Domain/Conversation.js"
 import type { EventKind } from "../Domain/Delivery.js"
 import type { EventDataOf } from "../Domain/EventData.js"
-import { EventId } from "../Domain/Ids.js"
+import { type ConversationId, EventId } from "../Domain/Ids.js"
 import type { Integration } from "../Domain/Integration.js"
 import { WebhookEvents } from "../Domain/WebhookEvent.js"
 import { JobQueue } from "../Jobs/Queue.js"
@@ -87,7 +87,21 @@ export class Events extends Context.Service<Events>()("Parley/Events", {
     const emit = <K extends EventKind>(kind: K, input: EmitInput<K>): Effect.Effect<EventId> =>
       store(kind, WebhookEvents[kind], input)
 
-    return { emit } as const
+    /**
+     * Gives up the conversation's `message_delta` events not yet attempted and removes their jobs: the
+     * final message goes next, never held back by a delta waiting for its turn. In the final message's
+     * transaction.
+     */
+    const supersedeDeltas = Effect.fn("Events.supersedeDeltas")(function*(conversationId: ConversationId) {
+      const pending = yield* repo.pendingDeltas(conversationId)
+      if (pending.length === 0) return 0
+      // A job a worker claimed meanwhile is not cancelled: its attempt goes ahead and is recorded.
+      yield* Effect.forEach(pending, ({ id }) => queue.cancel(DeliverEvent, id), { discard: true })
+      const superseded = yield* repo.supersedeDeltas(pending.map(({ id }) => id))
+      return superseded.length
+    }, orDieSql)
+
+    return { emit, supersedeDeltas } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(this, this.make)

@@ -168,12 +168,39 @@ export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/De
         sql`WITH chosen AS (
               SELECT id FROM events
               WHERE integration_id = ${integrationId} AND status IN ('dead', 'failed') AND created_at >= ${since}
+                -- A message's deltas are stale once its final message is out: replayed one by one only.
+                AND kind <> 'message_delta'
               ORDER BY created_at DESC, seq DESC, id LIMIT ${limit}
               FOR UPDATE),
             replayed AS (
               UPDATE events SET status = 'pending', replayed_at = now(), dead_at = NULL, generation = generation + 1
               WHERE id IN (SELECT id FROM chosen) RETURNING id, integration_id, conversation_id, created_at, seq)
             SELECT id, integration_id, conversation_id FROM replayed ORDER BY created_at, seq, id`
+    })
+
+    /** The conversation's `message_delta` events not yet attempted: what the final message supersedes. */
+    const pendingDeltas = SqlSchema.findAll({
+      Request: ConversationId,
+      Result: Schema.Struct({ id: EventId }),
+      execute: (conversationId) =>
+        sql`SELECT id FROM events
+            WHERE conversation_id = ${conversationId} AND kind = 'message_delta' AND status = 'pending' AND attempts = 0`
+    })
+
+    /**
+     * Gives up the deltas among `ids` whose job is gone (cancelled): a delta whose attempt is under way
+     * keeps its job, and its attempt is recorded as any other.
+     */
+    const supersedeDeltas = SqlSchema.findAll({
+      Request: Schema.Array(EventId),
+      Result: Schema.Struct({ id: EventId }),
+      execute: (ids) =>
+        sql`UPDATE events e SET status = 'dead', dead_at = now(), last_error = 'Superseded by the final message'
+            WHERE e.id IN ${sql.in(ids)} AND e.status = 'pending' AND e.attempts = 0
+              AND NOT EXISTS (
+                SELECT 1 FROM jobs j
+                WHERE j.kind = ${DELIVER_EVENT} AND j.key = e.id::text AND j.status IN ('pending', 'running'))
+            RETURNING e.id`
     })
 
     /** Events given up and not replayed since (the dead-letter gauge). */
@@ -193,6 +220,8 @@ export class DeliveriesRepo extends Context.Service<DeliveriesRepo>()("Parley/De
       update,
       markReplayed,
       markAllReplayed,
+      pendingDeltas,
+      supersedeDeltas,
       countDead
     } as const
   })

@@ -25,7 +25,7 @@ import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import type * as Tracer from "effect/Tracer"
 import * as AppConfig from "../Config.js"
-import type { Delivery } from "../Domain/Delivery.js"
+import { type Delivery, isBestEffort } from "../Domain/Delivery.js"
 import type { EventId, IntegrationId } from "../Domain/Ids.js"
 import { headerProblems } from "../Domain/HttpHeaders.js"
 import { webhookHeaderRules } from "../Domain/Integration.js"
@@ -219,7 +219,7 @@ export class Sender extends Context.Service<Sender>()("Parley/Sender", {
           opened: event.replayedAt ?? event.createdAt,
           now,
           random
-        }))
+        }, isBestEffort(event.event)))
 
     /** A failed attempt recorded as attempt `number`: its `warn` record, its span's next attempt. */
     const failed = (event: Delivery, number: number, result: AttemptResult, nextRetryAt: DateTime.Utc) =>

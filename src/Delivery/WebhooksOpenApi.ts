@@ -77,7 +77,8 @@ const summaries: Record<EventKind, string> = {
   close_conversation: "Conversation closed",
   conversation_summary: "Summary for the human agent",
   conversation_title: "Conversation title",
-  send_csat: "Ask for a rating"
+  send_csat: "Ask for a rating",
+  message_delta: "The AI's message so far, while it is written (streaming)"
 }
 
 /** `webhooks` of the OpenAPI document: `POST` to the integration's `webhook.url`, one per event kind. */

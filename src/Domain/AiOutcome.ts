@@ -8,7 +8,7 @@
 import type * as DateTime from "effect/DateTime"
 import type { EscalationReason } from "./EventData.js"
 import type { MessageId } from "./Ids.js"
-import type { ReplyRecord } from "./Reply.js"
+import type { GuardrailDecisionRecord, ReplyRecord, VerificationRecord } from "./Reply.js"
 
 /** What the AI asks of the conversation besides answering: nothing more, a hand-over, or a close. */
 export type ReplyAction =
@@ -51,6 +51,11 @@ export interface AiOutcome {
    * where the integration takes one (`messageInEscalation`, `messageInEndConversation`).
    */
   readonly text: string | null
+  /**
+   * The id the message was announced with while it was written (`message_delta` events, `streaming`);
+   * `null`: the message gets its id when stored.
+   */
+  readonly streamedAs: MessageId | null
   /** The knowledge-base passages the reply is built on, with their articles' links. */
   readonly citations: ReplyRecord["citations"]
   /** Only what the integration allows (`escalation`, `closeTicket`): a refused action is an answer. */
@@ -62,4 +67,8 @@ export interface AiOutcome {
   /** A summary for the human agent (`conversationSummary`, at a hand-over or close), if one was generated. */
   readonly summary: string | null
   readonly provenance: ReplyProvenance
+  /** The guardrail's decision on each message answered; null without `customerMessageGuardrails`. */
+  readonly guardrails: ReadonlyArray<GuardrailDecisionRecord> | null
+  /** The verifier's verdicts; null when nothing was verified. */
+  readonly verification: VerificationRecord | null
 }

@@ -13,9 +13,20 @@ export const EventKind = Schema.Literals([
   "close_conversation",
   "conversation_summary",
   "conversation_title",
-  "send_csat"
+  "send_csat",
+  "message_delta"
 ])
 export type EventKind = typeof EventKind.Type
+
+/**
+ * Kinds delivered at most once: a failed attempt is not retried (the event is dead at once), so that it
+ * never holds its conversation's later events back. A `message_delta` is superseded by the next one and
+ * by the final `send_messages` anyway.
+ */
+export const bestEffortKinds: ReadonlySet<string> = new Set<EventKind>(["message_delta"])
+
+/** Whether events of `kind` (as stored) are delivered at most once. */
+export const isBestEffort = (kind: string): boolean => bestEffortKinds.has(kind)
 
 /**
  * `pending`: not yet attempted (or replayed); `failed`: attempted, retrying; `delivered`: a 2xx;

@@ -21,15 +21,18 @@ export const TypingData = Schema.Struct({ messageId: MessageId }).annotate({ ide
  * - `no_answer`: it could not answer (nothing relevant in the knowledge base, or the model reached no
  *   answer within its turns);
  * - `handover`: the model decided a person is needed (`escalate_to_human`; `detail` is its reason);
- * - `ai_unavailable`: the model could not be reached within the retry budget.
+ * - `ai_unavailable`: the model could not be reached within the retry budget;
+ * - `guardrail`: the customer's message was abusive (`customerMessageGuardrails`), not passed to the model;
+ * - `unverified`: the draft and its redraft failed the verifier (`verifierEscalation`).
  */
-export const EscalationReason = Schema.Literals(["no_answer", "handover", "ai_unavailable"])
+export const EscalationReason = Schema.Literals(["no_answer", "handover", "ai_unavailable", "guardrail", "unverified"])
 export type EscalationReason = typeof EscalationReason.Type
 
 /**
  * `escalate`: the AI handed the conversation to a person; it is now `escalated` and the AI stays
  * silent. `reason`: `no_answer` (nothing answered the question), `handover` (the model decided a
- * person is needed), `ai_unavailable` (the model could not be reached). `detail` says why in words,
+ * person is needed), `ai_unavailable` (the model could not be reached), `guardrail` (an abusive message,
+ * not passed to the model), `unverified` (the draft failed the verifier twice). `detail` says why in words,
  * `summary` is for the human agent; `messageId` is the hand-over message sent to the customer, if any.
  */
 export const EscalateData = Schema.Struct({
@@ -71,6 +74,18 @@ export const ConversationTitleData = Schema.Struct({ title: Schema.String }).ann
 export const SendCsatData = Schema.Struct({}).annotate({ identifier: "SendCsatData" })
 
 /**
+ * `message_delta` (`streaming`): the AI's message `messageId` while it is written: `text` is the text so
+ * far (not an increment), `sequence` counts the message's deltas from 1. At most one every 300 ms; the
+ * final `send_messages` with the same message id carries the whole text and always follows. A delta is
+ * delivered at most once (never retried): a receiver that missed one shows the next.
+ */
+export const MessageDeltaData = Schema.Struct({
+  messageId: MessageId,
+  sequence: Schema.Int,
+  text: Schema.String
+}).annotate({ identifier: "MessageDeltaData" })
+
+/**
  * Each event kind's `data`. A kind added to `EventKind` without its schema here (or the other way round)
  * does not compile.
  */
@@ -81,7 +96,8 @@ export const EventData = {
   close_conversation: CloseConversationData,
   conversation_summary: ConversationSummaryData,
   conversation_title: ConversationTitleData,
-  send_csat: SendCsatData
+  send_csat: SendCsatData,
+  message_delta: MessageDeltaData
 } as const satisfies { readonly [K in EventKind]: Schema.Top }
 
 /** The `data` of a `K` event as Parley holds it (messages with their `DateTime`s), before it is encoded. */

@@ -1,11 +1,41 @@
 import * as Model from "effect/schema/Model"
 import * as Schema from "effect/Schema"
 import { Passage } from "../Ai/Llm/Contract.js"
-import { CreatedAt, Internal, Jsonb } from "./Fields.js"
+import { CreatedAt, Internal, Jsonb, NullableJsonb } from "./Fields.js"
 import { ConversationId, MessageId, WorkspaceId } from "./Ids.js"
 
 export const ReplyActionName = Schema.Literals(["answer", "escalate", "close"])
 export type ReplyActionName = typeof ReplyActionName.Type
+
+/**
+ * The guardrail's decision on one customer message (`customerMessageGuardrails`): `pass` (it reached the
+ * model as it is), `redact` (with its secrets replaced), `block` (not at all: a safe reply or a
+ * hand-over instead). `by`: the rule set, or the model classifier after it. `rules`: the ids of the rules
+ * that matched (docs/ai.md), or the classifier's reason.
+ */
+export const GuardrailDecisionRecord = Schema.Struct({
+  messageId: MessageId,
+  action: Schema.Literals(["pass", "redact", "block"]),
+  categories: Schema.Array(Schema.Literals(["prompt_injection", "abuse", "secret"])),
+  rules: Schema.Array(Schema.String),
+  by: Schema.Literals(["rules", "model"])
+}).annotate({ identifier: "GuardrailDecision" })
+export type GuardrailDecisionRecord = typeof GuardrailDecisionRecord.Type
+
+/**
+ * The verifier's verdicts on a reply (`verifier`, `verifierResolution`): `lexical` without a model,
+ * `model` with one; each checked draft's verdict (the first, then the redraft's); what went out
+ * (`passed`, `redrafted`, `escalated`, `fallback`, or `unchecked` when only the resolution was
+ * checked); and, for a close, whether the customer's problem was confirmed solved (a close not confirmed
+ * is sent as an answer and the conversation stays open).
+ */
+export const VerificationRecord = Schema.Struct({
+  method: Schema.Literals(["lexical", "model"]),
+  drafts: Schema.Array(Schema.Struct({ supported: Schema.Boolean, reason: Schema.NullOr(Schema.String) })),
+  outcome: Schema.Literals(["passed", "redrafted", "escalated", "fallback", "unchecked"]),
+  resolution: Schema.NullOr(Schema.Struct({ confirmed: Schema.Boolean }))
+}).annotate({ identifier: "Verification" })
+export type VerificationRecord = typeof VerificationRecord.Type
 
 /**
  * What answered one trigger (the customer message a reply job ran for) and what produced it: a row
@@ -18,7 +48,7 @@ export class ReplyRecord extends Model.Class<ReplyRecord>("ReplyRecord")({
   /** The message sent to the customer; `null` when the outcome sent none (a hand-over without a message). */
   messageId: Schema.NullOr(MessageId),
   action: ReplyActionName,
-  /** A hand-over's reason: `no_answer`, `handover` or `ai_unavailable`. */
+  /** A hand-over's reason (`EscalationReason`: `no_answer`, `handover`, `ai_unavailable`, `guardrail`, `unverified`). */
   reason: Schema.NullOr(Schema.String),
   /** `embedded`, `openai` or `anthropic`. */
   provider: Schema.String,
@@ -38,6 +68,10 @@ export class ReplyRecord extends Model.Class<ReplyRecord>("ReplyRecord")({
   title: Schema.NullOr(Schema.String),
   /** The summary generated at a hand-over or close (`conversationSummary`). */
   summary: Schema.NullOr(Schema.String),
+  /** The guardrail's decision on each message the reply answers; null without `customerMessageGuardrails`. */
+  guardrails: NullableJsonb(Schema.Array(GuardrailDecisionRecord)),
+  /** The verifier's verdicts; null when nothing was verified. */
+  verification: NullableJsonb(VerificationRecord),
   createdAt: CreatedAt
 }) {}
 

@@ -50,7 +50,8 @@ export const WebhookEvents: { readonly [K in EventKind]: WebhookEnvelope<K> } = 
   close_conversation: envelope(
     "close_conversation",
     "CloseConversationEvent",
-    "The AI closed a resolved conversation (closeTicket flag): the conversation is now closed."
+    "The conversation is now closed: data.reason is resolved (the AI closed it, closeTicket flag) or " +
+      "inactivity (the customer stayed silent, conversationTimeout flag)."
   ),
   conversation_summary: envelope(
     "conversation_summary",
@@ -67,6 +68,13 @@ export const WebhookEvents: { readonly [K in EventKind]: WebhookEnvelope<K> } = 
     "SendCsatEvent",
     "The conversation was closed: ask the customer for a rating (csat flag), then send it to " +
       "POST /v1/webhooks/{integration_id}/csat-response-received."
+  ),
+  message_delta: envelope(
+    "message_delta",
+    "MessageDeltaEvent",
+    "The AI's message data.messageId while it is written (streaming flag): data.text is the text so far, " +
+      "data.sequence counts from 1. At most one every 300 ms, delivered at most once (never retried); the " +
+      "send_messages event with the same message id and the whole text always follows."
   )
 }
 

@@ -10,6 +10,7 @@ import queueFunctions from "./0008_queue_functions.js"
 import workspaceDeletion from "./0009_workspace_deletion.js"
 import eventOrder from "./0010_event_order.js"
 import deliveryScheduleOnJob from "./0011_delivery_schedule_on_job.js"
+import guardrailsAndVerification from "./0012_guardrails_and_verification.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -23,7 +24,8 @@ const all = {
   "0008_queue_functions": queueFunctions,
   "0009_workspace_deletion": workspaceDeletion,
   "0010_event_order": eventOrder,
-  "0011_delivery_schedule_on_job": deliveryScheduleOnJob
+  "0011_delivery_schedule_on_job": deliveryScheduleOnJob,
+  "0012_guardrails_and_verification": guardrailsAndVerification
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -132,19 +132,19 @@ const embedded = { provider: "embedded", model: null, usage: { inputTokens: 0, o
 /** The section heading each passage sits under in its article. */
 const headings = new Map([[DELIVERY_PASSAGE, "Delivery times"], [REFUNDS_PASSAGE, "Refunds"]])
 
-const answer = (passage: string, article: { title: string; url?: string }): Reply => ({
-  ...embedded,
-  text: `${passage}\n\nMore in “${article.title}”${article.url === undefined ? "" : `: ${article.url}`}.`,
-  action: { _tag: "Answer" },
+const answer = (passage: string, article: { title: string; url?: string }): Reply => {
+  const text = `${passage}\n\nMore in “${article.title}”${article.url === undefined ? "" : `: ${article.url}`}.`
   // The passage used, with its article and link.
-  citations: [{
+  const cited = {
     articleId: expect.stringMatching(UUID),
     title: article.title,
     url: article.url ?? null,
     heading: headings.get(passage) ?? null,
     text: passage
-  }]
-})
+  }
+  // The verifier checks the answer as written against the passages it quotes.
+  return { ...embedded, text, action: { _tag: "Answer" }, citations: [cited], draft: text, sources: [{ ref: 1, ...cited }] }
+}
 
 const escalation = (question: string): Reply => ({
   ...embedded,
@@ -155,9 +155,18 @@ const escalation = (question: string): Reply => ({
     detail: "No help-center article answers the customer's question.",
     summary: `The customer asked: ${question}`
   },
-  citations: []
+  citations: [],
+  draft: ESCALATION_TEXT,
+  sources: []
 })
-const noAnswer: Reply = { ...embedded, text: NO_ANSWER_TEXT, action: { _tag: "Answer" }, citations: [] }
+const noAnswer: Reply = {
+  ...embedded,
+  text: NO_ANSWER_TEXT,
+  action: { _tag: "Answer" },
+  citations: [],
+  draft: NO_ANSWER_TEXT,
+  sources: []
+}
 
 describe("Embedded knowledge-base responder", () => {
   it.layer(EmbeddedApp, { timeout: 120_000 })((it) => {

@@ -256,6 +256,8 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
             error: null,
             title: null,
             summary: null,
+            guardrails: null,
+            verification: null,
             createdAt: expect.stringMatching(/Z$/)
           }])
         }

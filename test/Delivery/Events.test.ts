@@ -89,7 +89,8 @@ describe("Events.emit", () => {
           close_conversation: { summary: "Answered; satisfied ☺.", messageId: null, reason: "resolved" },
           conversation_summary: { summary: "Asked about shipping.\nAnswered.", at: "close" },
           conversation_title: { title: "Livraison au Canada" },
-          send_csat: {}
+          send_csat: {},
+          message_delta: { messageId: message.id, sequence: 3, text: "Shipping to Canada takes" }
         }
         const emitted = new Map<EventId, { readonly kind: EventKind; readonly data: EventDataOf<EventKind> }>()
         for (const kind of EventKind.literals) {

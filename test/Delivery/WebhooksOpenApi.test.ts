@@ -13,7 +13,7 @@ import * as Schema from "effect/Schema"
 import { EventKind } from "../../src/Domain/Delivery.js"
 import { WebhookEvent, WebhookEvents } from "../../src/Domain/WebhookEvent.js"
 import { ADMIN_TOKEN, call, makeTenant, TestAppWithWorkers } from "../support/App.js"
-import { type LlmServer, makeLlmServer, turn } from "../support/LlmServers.js"
+import { chatCompletionStream, type LlmServer, makeLlmServer, turn } from "../support/LlmServers.js"
 import { makeReceiver, type Received } from "../support/Receiver.js"
 
 const DOC = "https://parley.test/openapi.json"
@@ -106,7 +106,8 @@ describe("OpenAPI webhooks", () => {
           "close_conversation",
           "conversation_summary",
           "conversation_title",
-          "send_csat"
+          "send_csat",
+          "message_delta"
         ])
         for (const kind of EventKind.literals) {
           const { post } = document.webhooks[kind]!
@@ -221,7 +222,7 @@ describe("OpenAPI webhooks", () => {
 
 describe("OpenAPI webhooks: every kind really delivered", () => {
   layer(WithModel, { excludeTestServices: true, timeout: 120_000 })((it) => {
-    it.effect("typing, send_messages, conversation_title, close_conversation, conversation_summary, send_csat and escalate bodies all validate against the document", () =>
+    it.effect("typing, send_messages, conversation_title, close_conversation, conversation_summary, send_csat, escalate and message_delta bodies all validate against the document", () =>
       Effect.gen(function*() {
         const document = yield* served
         const check = validatorOf(document)
@@ -229,7 +230,13 @@ describe("OpenAPI webhooks: every kind really delivered", () => {
         const receiver = yield* makeReceiver()
         const tenant = yield* makeTenant({
           webhookUrl: receiver.url,
-          supportedFeatures: { messageInEndConversation: true, csat: true, conversationSummary: true, conversationTitle: true }
+          supportedFeatures: {
+            messageInEndConversation: true,
+            csat: true,
+            conversationSummary: true,
+            conversationTitle: true,
+            streaming: true
+          }
         })
         const ask = (id: string, conversationId: string, text: string) =>
           call("POST", `/v1/webhooks/${tenant.integrationId}/message-received`, {
@@ -252,7 +259,17 @@ describe("OpenAPI webhooks: every kind really delivered", () => {
           toolCalls: [{ name: "escalate_to_human", args: { reason: "Asked for a person.", summary: "Wants a human.", message: "One moment." } }]
         }), turn("openai-chat", { text: "Wants a human." }), turn("openai-chat", { text: "Wants a human." }))
         yield* ask("e-1", "handover", "Let me talk to a human")
-        const received = yield* receiver.waitFor(9)
+        yield* receiver.waitFor(9)
+        // A streamed answer (its message_delta, then the message) with the conversation's title. The stream
+        // ends once the receiver has had the delta: a delta not yet attempted when the message is ready
+        // would be superseded by it.
+        const deltaReceived = Effect.runPromise(receiver.waitFor(11))
+        llm.enqueue(
+          chatCompletionStream({ text: "Standard shipping takes 3 to 5 business days." }, { holdFinish: deltaReceived }),
+          turn("openai-chat", { text: "Shipping time" })
+        )
+        yield* ask("s-1", "streamed", "How long does shipping take?")
+        const received = yield* receiver.waitFor(13)
 
         const kinds = new Set<string>()
         for (const request of received) {

@@ -11,7 +11,7 @@
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
-import type * as Response from "effect/ai/Response"
+import * as Response from "effect/ai/Response"
 import { CurrentSpanTransformer, type SpanTransformer } from "effect/ai/Telemetry"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -19,6 +19,8 @@ import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as AppConfig from "../../Config.js"
 import type {
   AgentAction,
@@ -31,6 +33,7 @@ import type {
   Tone,
   Usage
 } from "./Contract.js"
+import { ModelScreening, ModelVerdict } from "./Contract.js"
 import type { AiUnavailable } from "./Errors.js"
 import * as Prompts from "./Prompt.js"
 import { languageModelLayer } from "./Providers.js"
@@ -43,10 +46,33 @@ export interface AgentService {
   readonly title: (request: ConversationRequest) => Effect.Effect<GeneratedText, AiUnavailable>
   /** A summary for the human agent who takes the conversation over (`conversationSummary`). */
   readonly summary: (request: ConversationRequest) => Effect.Effect<GeneratedText, AiUnavailable>
+  /**
+   * The verifier's model check of a draft (`verifier`), and of whether the customer's problem is solved
+   * (`verifierResolution`): one JSON object read with a strict schema.
+   */
+  readonly verify: (
+    request: {
+      readonly settings: ModelSettings
+      readonly draft: string
+      readonly passages: ReadonlyArray<Prompts.PassageForModel>
+      readonly customer: ReadonlyArray<string>
+      readonly resolution: boolean
+    }
+  ) => Effect.Effect<Judged<ModelVerdict>, AiUnavailable>
+  /** The guardrail classifier's verdict on one customer message (`customerMessageGuardrails`). */
+  readonly screen: (
+    request: { readonly settings: ModelSettings; readonly message: string }
+  ) => Effect.Effect<Judged<ModelScreening>, AiUnavailable>
   /** The check-in after a silence or the goodbye of a close for inactivity, in the tone given. */
   readonly inactivity: (
     request: ConversationRequest & { readonly kind: Prompts.InactivityText; readonly tone: Tone | null }
   ) => Effect.Effect<GeneratedText, AiUnavailable>
+}
+
+/** A judgement read from a model's JSON answer, and what it cost. */
+export interface Judged<A> {
+  readonly value: A
+  readonly usage: Usage
 }
 
 /** Passages a search returns to the model at most. */
@@ -104,6 +130,49 @@ const toolSpan = (tool: Prompts.ToolName, parameters: unknown) => <A, E, R>(effe
 /** A failed call still reports the tokens its earlier model calls used. */
 const reportingUsage = (usage: Ref.Ref<Usage>) => <A>(effect: Effect.Effect<A, AiUnavailable>) =>
   Effect.catch(effect, (error: AiUnavailable) => Effect.flatMap(Ref.get(usage), (used) => Effect.fail(withUsage(error, used))))
+
+/** What the loop reads of one model turn, streamed or not. */
+interface Turn {
+  readonly text: string
+  /** How many tools the turn called. */
+  readonly toolCalls: number
+  readonly usage: Response.Usage
+  /** The turn's parts, for the next turn's prompt (`Prompt.fromResponseParts` reads stream parts too). */
+  readonly content: ReadonlyArray<Response.AnyPart>
+}
+
+/** A turn whose stream ended without a `finish` part (a server that sent no usage). */
+const emptyUsage = new Response.Usage({ inputTokens: {}, outputTokens: {} })
+
+/** Citation markers, left out of the text shown while it is written: the final message has none either. */
+const MARKERS = /\s?\[\d+(?:\s*,\s*\d+)*\]/g
+
+/**
+ * A streamed turn: `onText` hears the text so far at each delta (markers removed), and the turn is read
+ * from the stream's parts as `generateText`'s would be. Tool calls are run by the toolkit as they arrive.
+ */
+const streamedTurn = <E, R>(
+  stream: Stream.Stream<Response.AnyPart, E, R>,
+  onText: (text: string) => Effect.Effect<void>
+): Effect.Effect<Turn, E, R> =>
+  Effect.gen(function*() {
+    let text = ""
+    const parts = yield* stream.pipe(
+      Stream.tap((part) => {
+        if (part.type !== "text-delta" || part.delta === "") return Effect.void
+        text += part.delta
+        return onText(text.replace(MARKERS, ""))
+      }),
+      Stream.runCollect
+    )
+    const finish = parts.find((part) => part.type === "finish")
+    return {
+      text,
+      toolCalls: parts.filter((part) => part.type === "tool-call").length,
+      usage: finish?.type === "finish" ? finish.usage : emptyUsage,
+      content: parts
+    }
+  })
 
 export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
@@ -182,7 +251,9 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
                 provider: settings.provider,
                 model: settings.model,
                 turns,
-                latencyMs: (yield* Clock.currentTimeMillis) - started
+                latencyMs: (yield* Clock.currentTimeMillis) - started,
+                draft: text,
+                sources: registry.all()
               }
               yield* Effect.annotateCurrentSpan({
                 "parley.ai.turns": turns,
@@ -200,14 +271,26 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
             tone: request.tone,
             history: request.history,
             unanswered: request.unanswered,
-            retrieved
+            retrieved,
+            correction: request.correction
           })
           let turns = 0
           let ending = Prompts.TURN_LIMIT_REASON
           while (turns < maxTurns) {
+            const options = { prompt, toolkit, toolChoice: { mode: "auto", oneOf: offered } } as const
+            const onText = request.onText
             const response = yield* withRetries(
               Ref.set(actions, []).pipe(
-                Effect.andThen(model.generateText({ prompt, toolkit, toolChoice: { mode: "auto", oneOf: offered } })),
+                Effect.andThen(
+                  onText === undefined
+                    ? Effect.map(model.generateText(options), (response): Turn => ({
+                      text: response.text,
+                      toolCalls: response.toolCalls.length,
+                      usage: response.usage,
+                      content: response.content
+                    }))
+                    : streamedTurn(model.streamText(options), onText)
+                ),
                 Effect.tap((response) => addUsage(usage, response.usage))
               ),
               { settings, policy, budget }
@@ -230,7 +313,7 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
                 summary: close.summary
               }, turns)
             }
-            if (response.toolCalls.length === 0) {
+            if (response.toolCalls === 0) {
               if (turnText !== "") return yield* finish(turnText, { _tag: "Answer" }, turns)
               ending = Prompts.NO_ANSWER_REASON
               break
@@ -297,8 +380,55 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
         })
       )
 
+    /**
+     * One model call answered with a JSON object, read with `schema`; an answer that does not read is
+     * unreadable output, asked again within the retry budget like any other failed attempt.
+     */
+    const judge = <A>(
+      name: "verify" | "screen",
+      settings: ModelSettings,
+      prompt: Prompt.Prompt,
+      schema: Schema.Codec<A, unknown>
+    ): Effect.Effect<Judged<A>, AiUnavailable> =>
+      withModel(
+        settings,
+        Effect.gen(function*() {
+          const model = yield* LanguageModel.LanguageModel
+          const budget: RetryBudget = yield* makeBudget(policy)
+          const usage = yield* Ref.make<Usage>({ inputTokens: 0, outputTokens: 0 })
+          const decode = Schema.decodeUnknownEffect(Schema.fromJsonString(schema))
+          const value = yield* withRetries(
+            model.generateText({ prompt }).pipe(
+              Effect.tap((response) => addUsage(usage, response.usage)),
+              Effect.flatMap((response) =>
+                decode(Prompts.unfenced(response.text)).pipe(
+                  Effect.mapError((error) =>
+                    AiError.make({
+                      module: "Agent",
+                      method: name,
+                      reason: new AiError.InvalidOutputError({
+                        description: `The model's ${name} answer does not read: ${error.message.slice(0, 300)}`
+                      })
+                    })
+                  )
+                )
+              )
+            ),
+            { settings, policy, budget }
+          ).pipe(reportingUsage(usage))
+          return { value, usage: yield* Ref.get(usage) }
+        })
+      ).pipe(
+        Effect.withSpan(`Agent.${name}`, {
+          attributes: { "parley.ai.provider": settings.provider, "parley.ai.model": settings.model }
+        })
+      )
+
     return {
       reply,
+      verify: (request) =>
+        judge("verify", request.settings, Prompts.verifyPrompt(request), ModelVerdict),
+      screen: (request) => judge("screen", request.settings, Prompts.screenPrompt(request.message), ModelScreening),
       title: (request) => generate("title", request, Prompts.titlePrompt(request.history), Prompts.cleanTitle),
       summary: (request) => generate("summary", request, Prompts.summaryPrompt(request.history), (text) => text.trim()),
       inactivity: (request) =>

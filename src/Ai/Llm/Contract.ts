@@ -102,6 +102,16 @@ export interface AgentRequest {
   readonly tools: AgentTools
   /** Most model calls for this reply (the tool loop's bound). */
   readonly maxTurns: number
+  /**
+   * A redraft (`verifier`): why the previous draft failed the check. The model is told, and asked to
+   * answer again from the passages only.
+   */
+  readonly correction?: string | undefined
+  /**
+   * Streaming (`streaming`): called with the answer's text so far as the model writes it (citation
+   * markers removed). The model is then called with streaming.
+   */
+  readonly onText?: ((text: string) => Effect.Effect<void>) | undefined
 }
 
 export const AgentAction = Schema.Union([
@@ -115,6 +125,30 @@ export type AgentAction = typeof AgentAction.Type
 
 export const Usage = Schema.Struct({ inputTokens: Schema.Int, outputTokens: Schema.Int })
 export type Usage = typeof Usage.Type
+
+/** A passage as the model saw it: its number (`[n]`), title, heading, link and text. */
+export const PassageForVerifier = Schema.Struct({
+  ref: Schema.Int,
+  title: Schema.String,
+  url: Schema.NullOr(Schema.String),
+  heading: Schema.NullOr(Schema.String),
+  text: Schema.String
+})
+
+/** A verifier's verdict from a model (`verifier`, `verifierResolution`): strict JSON, nothing else. */
+export const ModelVerdict = Schema.Struct({
+  supported: Schema.Boolean,
+  unsupportedClaims: Schema.Array(Schema.String),
+  resolved: Schema.NullOr(Schema.Boolean)
+})
+export type ModelVerdict = typeof ModelVerdict.Type
+
+/** A guardrail classifier's verdict on one customer message (`customerMessageGuardrails`): strict JSON. */
+export const ModelScreening = Schema.Struct({
+  verdict: Schema.Literals(["safe", "prompt_injection", "abuse"]),
+  reason: Schema.String
+})
+export type ModelScreening = typeof ModelScreening.Type
 
 export const AgentReply = Schema.Struct({
   /**
@@ -132,7 +166,11 @@ export const AgentReply = Schema.Struct({
   model: Schema.String,
   /** Model calls that answered (the tool loop's turns). */
   turns: Schema.Int,
-  latencyMs: Schema.Number
+  latencyMs: Schema.Number,
+  /** The model's own text, citation markers included: what the verifier checks. */
+  draft: Schema.String,
+  /** Every passage the model saw, numbered as its markers name them. */
+  sources: Schema.Array(PassageForVerifier)
 })
 export type AgentReply = typeof AgentReply.Type
 
