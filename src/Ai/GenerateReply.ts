@@ -207,6 +207,8 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           )
         )
         const screening = screened === null ? noUsage : screened.usage
+        // Every model call of the reply: its tool loop's, the verifier's and the guardrail classifier's.
+        const turns = reply.turns + (screened?.calls ?? 0)
         const latencyMs = (yield* Clock.currentTimeMillis) - started
         const action = allowed(reply.action, features)
         const text = customerText(reply, action, features)
@@ -237,7 +239,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         // this run then loses the race to store its outcome, or the job runs again.
         if (reply.provider !== "embedded" && reply.model !== null) {
           const textCalls = textModel === "embedded" ? 0 : [title, summary].filter(Option.isSome).length
-          const requests = reply.turns + textCalls + (screened?.calls ?? 0)
+          const requests = turns + textCalls
           if (requests > 0 || usage.inputTokens > 0 || usage.outputTokens > 0) {
             yield* aiSettings.recordUsage(conversation.workspaceId, reply.provider, reply.model, { ...usage, requests })
           }
@@ -260,7 +262,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
             model: reply.model,
             inputTokens: usage.inputTokens,
             outputTokens: usage.outputTokens,
-            turns: reply.turns,
+            turns,
             latencyMs,
             error
           },

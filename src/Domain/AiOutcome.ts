@@ -33,7 +33,10 @@ export interface ReplyProvenance {
   /** The reply's turns plus its title and summary calls. */
   readonly inputTokens: number
   readonly outputTokens: number
-  /** Model calls of the reply's tool loop (0 for the embedded responder). */
+  /**
+   * Model calls of the reply: its tool loop's, the verifier's and the guardrail classifier's (0 for the
+   * embedded responder; the title and summary calls are not counted here).
+   */
   readonly turns: number
   /** From the start of generation to the reply being ready. */
   readonly latencyMs: number

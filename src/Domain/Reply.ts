@@ -56,7 +56,10 @@ export class ReplyRecord extends Model.Class<ReplyRecord>("ReplyRecord")({
   /** Tokens of every model call the trigger caused: the reply's turns, and its title and summary. */
   inputTokens: Schema.Int,
   outputTokens: Schema.Int,
-  /** Model calls of the reply's tool loop (0 for the embedded responder). */
+  /**
+   * Model calls of the reply: its tool loop's, the verifier's and the guardrail classifier's (0 for the
+   * embedded responder; the title and summary calls are not counted here).
+   */
   turns: Schema.Int,
   /** From the start of generation to the reply being ready (model calls and retries included). */
   latencyMs: Schema.Int,

@@ -90,13 +90,14 @@ const Decisions = Schema.NullOr(Schema.Array(GuardrailDecisionRecord))
 /** The guardrail decisions recorded with the conversation's replies, oldest first. */
 const decisionsOf = (conversationId: ConversationId) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ readonly guardrails: unknown; readonly reason: string | null }>`
-      SELECT guardrails, reason FROM reply_metadata WHERE conversation_id = ${conversationId} ORDER BY created_at`)
+    sql<{ readonly guardrails: unknown; readonly reason: string | null; readonly turns: number }>`
+      SELECT guardrails, reason, turns FROM reply_metadata WHERE conversation_id = ${conversationId} ORDER BY created_at`)
     .pipe(
       Effect.flatMap((rows) =>
         Effect.forEach(rows, (row) => Effect.map(Schema.decodeUnknownEffect(Decisions)(row.guardrails), (guardrails) => ({
           guardrails,
-          reason: row.reason
+          reason: row.reason,
+          turns: row.turns
         })))
       ),
       Effect.orDie
@@ -182,6 +183,8 @@ describe("guardrails, with a model", () => {
         expect(yield* aiTexts(id)).toEqual(["Shipping takes 3 days."])
         const [record] = yield* decisionsOf(id)
         expect(record!.guardrails).toMatchObject([{ action: "redact", categories: ["secret"], by: "rules" }])
+        // The classifier's call counts among the reply's model calls.
+        expect(record!.turns).toBe(2)
       }))
 
     it.effect("the model classifier blocks what the rules let through; the reply is not asked for", () =>
