@@ -385,7 +385,13 @@ export const AnthropicBaseUrl = Config.option(Config.NonEmptyString("ANTHROPIC_B
 /** `chat` (OpenAI-compatible servers) or `responses` (OpenAI). Default: `chat` with a base URL, else `responses`. */
 export const OpenAiApiKind = Config.option(Config.Literals(["chat", "responses"], "OPENAI_API"))
 /** One attempt of one model call. */
-export const AiTimeout = durationIn("AI_TIMEOUT", Duration.millis(10), Duration.minutes(30), Duration.seconds(60))
+export const AiTimeout = durationIn("AI_TIMEOUT", Duration.millis(10), Duration.minutes(30), Duration.seconds(20))
+/**
+ * The most a reply may take with a model, everything included (the guardrail classifier, the tool loop,
+ * retries, the verifier): then the customer gets the hand-over or the fallback. A hung model counts
+ * like any failure.
+ */
+export const AiReplyTimeout = durationIn("AI_REPLY_TIMEOUT", Duration.seconds(1), Duration.minutes(30), Duration.seconds(30))
 /** Time one reply may lose to failed model calls and to waiting between retries before it gives up. */
 export const AiRetryBudget = durationIn("AI_RETRY_BUDGET", 0, Duration.hours(1), Duration.minutes(2))
 /** Retries of one model call at most (within the budget). */

@@ -14,6 +14,7 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DateTime from "effect/DateTime"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -34,7 +35,7 @@ import { Workspaces } from "../Workspaces/Workspaces.js"
 import { AiReplies, type Generated, noUsage, type Reply, type ReplyAction, type ReplyRequest } from "./AiReplies.js"
 import { AiRepliesLive } from "./AiRepliesLive.js"
 import type { HistoryMessage, Usage } from "./Llm/Contract.js"
-import type { AiUnavailable } from "./Llm/Errors.js"
+import { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 import { toHistory } from "./ModelReplies.js"
 import { ModelSettingsFor, type ReplyModel } from "./ModelSettingsFor.js"
@@ -97,6 +98,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
     const modelFor = yield* ModelSettingsFor
     const aiSettings = yield* WorkspaceAiSettings
     const fallbackMessage = yield* AppConfig.AiFallbackMessage
+    const replyTimeout = yield* AppConfig.AiReplyTimeout
     yield* Screening.warmUp
 
     const countUsage = (provider: string, usage: Usage) =>
@@ -118,7 +120,8 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         ? {
           _tag: "Escalate",
           reason: "ai_unavailable",
-          detail: error.message,
+          // Neutral words on the webhook; the provider's error is the outcome's `error` (and the log's).
+          detail: Prompts.AI_UNAVAILABLE_DETAIL,
           summary: Prompts.fallbackSummary(unanswered)
         }
         : { _tag: "Answer" },
@@ -196,6 +199,22 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
             })
           )
         }).pipe(
+          // A bounded wait for the customer, whatever the model does (a hang included).
+          (drafting) =>
+            model === "embedded" ? drafting : Effect.timeoutOrElse(drafting, {
+              duration: replyTimeout,
+              orElse: () =>
+                Effect.fail(
+                  new AiUnavailable({
+                    provider: model.provider,
+                    model: model.model,
+                    kind: "exhausted",
+                    reason: `no reply within AI_REPLY_TIMEOUT (${Duration.format(replyTimeout)})`,
+                    attempts: 1,
+                    usage: noUsage
+                  })
+                )
+            }),
           Effect.map((decided) => ({ ...decided, error: null })),
           Effect.catch((error) =>
             Effect.as(

@@ -58,9 +58,12 @@ const toAction = (action: AgentAction): ReplyAction => {
     case "Escalate":
       return {
         _tag: "Escalate",
-        // The agent's own endings (turns spent, nothing said) are a failure to answer, not a decision.
+        // The agent's own endings (turns spent, nothing said, tool calls that never matched) are a failure
+        // to answer, not a decision.
         reason: action.reason === Prompts.TURN_LIMIT_REASON || action.reason === Prompts.NO_ANSWER_REASON
           ? "no_answer"
+          : action.reason === Prompts.INVALID_TOOL_CALLS_REASON
+          ? "invalid_tool_calls"
           : "handover",
         detail: action.reason,
         summary: action.summary

@@ -121,7 +121,8 @@ export const verify = (input: {
             action: {
               _tag: "Escalate",
               reason: "unverified",
-              detail: drafts.at(-1)?.reason ?? "The draft failed the verifier.",
+              // Neutral words on the webhook; each draft's reason is in the replies record.
+              detail: Prompts.UNVERIFIED_DETAIL,
               summary: Prompts.fallbackSummary(input.unanswered)
             }
           }

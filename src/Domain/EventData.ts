@@ -22,10 +22,19 @@ export const TypingData = Schema.Struct({ messageId: MessageId }).annotate({ ide
  *   answer within its turns);
  * - `handover`: the model decided a person is needed (`escalate_to_human`; `detail` is its reason);
  * - `ai_unavailable`: the model could not be reached within the retry budget;
+ * - `invalid_tool_calls`: the model kept calling tools with arguments that do not match their parameters
+ *   until its turns ran out (it was told each time);
  * - `guardrail`: the customer's message was abusive (`customerMessageGuardrails`), not passed to the model;
  * - `unverified`: the draft and its redraft failed the verifier (`verifierEscalation`).
  */
-export const EscalationReason = Schema.Literals(["no_answer", "handover", "ai_unavailable", "guardrail", "unverified"])
+export const EscalationReason = Schema.Literals([
+  "no_answer",
+  "handover",
+  "ai_unavailable",
+  "invalid_tool_calls",
+  "guardrail",
+  "unverified"
+])
 export type EscalationReason = typeof EscalationReason.Type
 
 /**

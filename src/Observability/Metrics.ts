@@ -138,6 +138,16 @@ export const aiTokensOf = countersBy(aiTokensKey, ["provider", "direction"])
 const aiRequestsKey = { name: "parley.ai.requests", description: "AI provider calls, by provider and outcome" }
 export const aiRequests = counterOf(aiRequestsKey)
 export const aiRequestsOf = countersBy(aiRequestsKey, ["provider", "outcome"])
+/**
+ * Incremented once per tool call whose arguments did not match the tool's parameters (the model was told,
+ * and may correct itself), with the labels `provider` and `tool`.
+ */
+const aiToolCallErrorsKey = {
+  name: "parley.ai.tool_call_errors",
+  description: "Model tool calls whose arguments did not match the tool's parameters, by provider and tool"
+}
+export const aiToolCallErrors = counterOf(aiToolCallErrorsKey)
+export const aiToolCallErrorsOf = countersBy(aiToolCallErrorsKey, ["provider", "tool"])
 
 /** Every metric above. */
 export const all = [
@@ -159,7 +169,8 @@ export const all = [
   deliveryLatency,
   aiLatency,
   aiTokens,
-  aiRequests
+  aiRequests,
+  aiToolCallErrors
 ] as const
 
 /**

@@ -472,7 +472,9 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
           summary: "The customer asked: Where is my order?",
           messageId: handover!.id
         })
-        expect(escalateOf(received[3]!).data.detail).toContain("HTTP 500")
+        // The webhook carries neutral words; the provider's error is in the replies record and the logs.
+        expect(escalateOf(received[3]!).data.detail).toBe(Prompts.AI_UNAVAILABLE_DETAIL)
+        for (const request of received) expect(request.body).not.toMatch(/HTTP 500|exhausted|Internal Server Error/)
         expect(requestsSince(llm, from).length).toBeGreaterThan(1)
         expect(yield* conversationStatus(conversation.id)).toBe("escalated")
         expect(yield* metadataOf(conversation.id)).toEqual([
@@ -480,6 +482,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
         ])
         const [record] = yield* metadataOf(conversation.id)
         expect(record!.error).toContain("exhausted")
+        expect(record!.error).toContain("HTTP 500")
         const sql = yield* SqlClient.SqlClient
         const jobs = yield* sql<{ readonly status: string; readonly attempts: number }>`
           SELECT status, attempts FROM jobs WHERE conversation_id = ${conversation.id} AND kind = 'generate_reply'`

@@ -16,7 +16,7 @@ import { Integrations } from "../../src/Integrations/Integrations.js"
 import { Outcome } from "../../src/Jobs/Job.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
 import { incoming } from "../support/Incoming.js"
-import { type LlmServer, makeLlmServer, type Scripted, turn } from "../support/LlmServers.js"
+import { hang, type LlmServer, makeLlmServer, type Scripted, turn } from "../support/LlmServers.js"
 import { layerTest } from "../support/Services.js"
 
 /** `Replies` as the app builds it, and the services the tests set conversations up with. */
@@ -42,6 +42,21 @@ const ModelRepliesTest = Layer.unwrap(
   Effect.map(makeLlmServer, (server) =>
     Layer.merge(
       RepliesWith({ AI_PROVIDER: "openai", AI_MODEL: "test-model", OPENAI_BASE_URL: server.baseUrl }),
+      Layer.succeed(Llm, server)
+    ))
+)
+
+/** A model with a 1-second reply deadline and a 20-second attempt time-out: the deadline must win. */
+const DeadlineTest = Layer.unwrap(
+  Effect.map(makeLlmServer, (server) =>
+    Layer.merge(
+      RepliesWith({
+        AI_PROVIDER: "openai",
+        AI_MODEL: "test-model",
+        OPENAI_BASE_URL: server.baseUrl,
+        AI_TIMEOUT: "20 seconds",
+        AI_REPLY_TIMEOUT: "1 second"
+      }),
       Layer.succeed(Llm, server)
     ))
 )
@@ -173,6 +188,27 @@ describe("Replies.generate with a model", () => {
         yield* Effect.all([replies.generate(job), replies.generate(job)], { concurrency: 2 })
         expect(yield* eventsOf(conversation.id)).toEqual(["typing", "typing", "escalate"])
         expect(yield* recordsOf(conversation.id)).toMatchObject([{ action: "escalate", messageId: null }])
+      }))
+  })
+})
+
+describe("Replies.generate with a model that hangs", () => {
+  layer(DeadlineTest, { timeout: 30_000, excludeTestServices: true })((it) => {
+    it.effect("the customer hears back within AI_REPLY_TIMEOUT: the hand-over, not 2 × AI_TIMEOUT of typing", () =>
+      Effect.gen(function*() {
+        const llm = yield* Llm
+        llm.enqueue(hang)
+        const { say } = yield* anIntegration({ escalation: true })
+        const { conversation, message } = yield* say("hang-1", "Where is my order?")
+        const replies = yield* Replies
+        yield* replies.generate({ conversationId: conversation.id, messageId: message.id })
+        expect(yield* eventsOf(conversation.id)).toEqual(["typing", "escalate"])
+        const sql = yield* SqlClient.SqlClient
+        const [record] = yield* sql<{ readonly reason: string; readonly error: string; readonly latencyMs: number }>`
+          SELECT reason, error, latency_ms FROM reply_metadata WHERE conversation_id = ${conversation.id}`.pipe(Effect.orDie)
+        expect(record).toMatchObject({ reason: "ai_unavailable", error: expect.stringContaining("AI_REPLY_TIMEOUT (1s)") })
+        // One attempt, cut by the deadline: the 20-second attempt time-out never came into play.
+        expect(llm.requests()).toHaveLength(1)
       }))
   })
 })

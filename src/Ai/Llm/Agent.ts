@@ -18,10 +18,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as AppConfig from "../../Config.js"
+import { aiToolCallErrorsOf } from "../../Observability/Metrics.js"
 import type {
   AgentAction,
   AgentReply,
@@ -136,10 +138,21 @@ interface Turn {
   readonly text: string
   /** How many tools the turn called. */
   readonly toolCalls: number
+  /** The tools whose arguments did not match their parameters (one entry per failed call). */
+  readonly failedToolCalls: ReadonlyArray<string>
   readonly usage: Response.Usage
   /** The turn's parts, for the next turn's prompt (`Prompt.fromResponseParts` reads stream parts too). */
   readonly content: ReadonlyArray<Response.AnyPart>
 }
+
+/** The tools whose calls failed on their arguments, from a turn's parts (their `tool-result`s). */
+const failedToolCalls = (parts: ReadonlyArray<Response.AnyPart>): ReadonlyArray<string> =>
+  parts.flatMap((part) =>
+    part.type === "tool-result" && part.isFailure && AiError.isAiError(part.result) &&
+      part.result.reason._tag === "ToolParameterValidationError"
+      ? [part.name]
+      : []
+  )
 
 /** A turn whose stream ended without a `finish` part (a server that sent no usage). */
 const emptyUsage = new Response.Usage({ inputTokens: {}, outputTokens: {} })
@@ -169,6 +182,7 @@ const streamedTurn = <E, R>(
     return {
       text,
       toolCalls: parts.filter((part) => part.type === "tool-call").length,
+      failedToolCalls: failedToolCalls(parts),
       usage: finish?.type === "finish" ? finish.usage : emptyUsage,
       content: parts
     }
@@ -272,7 +286,8 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
             history: request.history,
             unanswered: request.unanswered,
             retrieved,
-            correction: request.correction
+            correction: request.correction,
+            noteMark: Prompts.noteMark()
           })
           let turns = 0
           let ending = Prompts.TURN_LIMIT_REASON
@@ -286,6 +301,7 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
                     ? Effect.map(model.generateText(options), (response): Turn => ({
                       text: response.text,
                       toolCalls: response.toolCalls.length,
+                      failedToolCalls: failedToolCalls(response.content),
                       usage: response.usage,
                       content: response.content
                     }))
@@ -296,6 +312,10 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
               { settings, policy, budget }
             ).pipe(reportingUsage(usage))
             turns += 1
+            // Arguments that did not match a tool's parameters went back to the model as the tool's error
+            // (the tools' failureMode): counted, and the model's next turn may correct them.
+            yield* Effect.forEach(response.failedToolCalls, (tool) =>
+              Metric.update(aiToolCallErrorsOf(settings.provider, tool), 1), { discard: true })
             const recorded = yield* Ref.get(actions)
             const turnText = response.text.trim()
             const escalation = recorded.find((action) => action._tag === "Escalate")
@@ -318,6 +338,9 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
               ending = Prompts.NO_ANSWER_REASON
               break
             }
+            ending = response.failedToolCalls.length === response.toolCalls
+              ? Prompts.INVALID_TOOL_CALLS_REASON
+              : Prompts.TURN_LIMIT_REASON
             prompt = Prompt.concat(prompt, Prompt.fromResponseParts(response.content))
           }
           yield* Effect.logWarning("The agent ended without an answer").pipe(
