@@ -13,6 +13,7 @@ import type { HistoryMessage, ModelSettings, Passage, Provider, Tone, Usage } fr
 import type { AiUnavailable } from "./Llm/Errors.js"
 import type { InactivityText } from "./Llm/Prompt.js"
 import type { ReplyModel } from "./ModelSettingsFor.js"
+import type { Language } from "./Texts.js"
 import type { SourcePassage } from "./Verifier.js"
 
 /** What a responder asks of the conversation besides answering (the same as an outcome's action). */
@@ -29,6 +30,8 @@ export interface ReplyRequest {
   readonly model?: ReplyModel
   /** The tone for this reply (`firstResponseToneId` or `toneId`), when the `tone` flag is on. */
   readonly tone?: Tone | null
+  /** The customer's language, for Parley's own texts (src/Ai/Texts.ts); English when absent. */
+  readonly language?: Language | undefined
   /** A redraft (`verifier`): why the previous draft failed the check. */
   readonly correction?: string | undefined
   /** Streaming (`streaming`): hears the answer's text so far as a model writes it. */
@@ -101,6 +104,8 @@ export interface TextRequest {
 export interface InactivityRequest extends TextRequest {
   readonly kind: InactivityText
   readonly tone: Tone | null
+  /** The bundled text's language, without a model. */
+  readonly language: Language
 }
 
 export class AiReplies extends Context.Service<

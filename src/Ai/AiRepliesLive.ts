@@ -39,7 +39,7 @@ export const AiRepliesLive = Layer.effect(
       verify: (request) => request.model === "embedded" ? embedded.verify(request) : models.verify(request.model, request),
       screen: models.screen,
       inactivity: ({ model, ...request }) =>
-        model === "embedded" ? embedded.inactivity(request.kind) : models.inactivity(model, request)
+        model === "embedded" ? embedded.inactivity(request.kind, request.language) : models.inactivity(model, request)
     })
   })
 ).pipe(

@@ -21,14 +21,12 @@ import {
 import { type Hit, Knowledge } from "./Knowledge.js"
 import type { HistoryMessage, Passage } from "./Llm/Contract.js"
 import * as Prompts from "./Llm/Prompt.js"
+import { type Language, type Texts, texts } from "./Texts.js"
 import { checkSupport, confirmsResolution } from "./Verifier.js"
 
-export const NO_ANSWER_TEXT =
-  "I'm sorry, I couldn't find an answer to that in our help center. Could you rephrase it, or add a detail?"
+export const NO_ANSWER_TEXT = texts.en.noAnswer
 
-export const ESCALATION_TEXT =
-  "I couldn't find an answer to that in our help center, so I'm passing you to a person on our team. " +
-  "They'll reply here shortly."
+export const ESCALATION_TEXT = texts.en.escalation
 
 export const NO_ANSWER_DETAIL = "No help-center article answers the customer's question."
 
@@ -51,14 +49,14 @@ export const toPassage = (hit: Hit): Passage => ({
   text: hit.text
 })
 
-const compose = (hits: ReadonlyArray<Hit>): string => {
+const compose = (hits: ReadonlyArray<Hit>, bundle: Texts): string => {
   const sources: Array<{ readonly title: string; readonly url: string | null }> = []
   for (const hit of hits) {
     if (!sources.some((s) => s.title === hit.title)) sources.push({ title: hit.title, url: hit.url })
   }
   const passages = hits.map((hit) => excerpt(hit.text)).join("\n\n")
   const links = sources.map((s) => (s.url === null ? `“${s.title}”` : `“${s.title}”: ${s.url}`))
-  return `${passages}\n\nMore in ${links.join(" and ")}.`
+  return `${passages}\n\n${bundle.moreIn(links)}`
 }
 
 const TITLE_WORDS = 10
@@ -106,28 +104,29 @@ export const makeEmbedded = Effect.gen(function*() {
       })
       yield* Metric.update(aiRequestsOf("embedded", "success"), 1)
       const base = { provider: "embedded", model: null, usage: noUsage, turns: 0 } as const
+      const bundle = texts[request.language ?? "en"]
       if (best === undefined || best.relevance < config.minRelevance || best.coverage < config.minCoverage) {
         // Honest either way: hand over when the integration allows it, otherwise say so.
         return request.integration.settings.supportedFeatures.escalation
           ? {
             ...base,
-            text: ESCALATION_TEXT,
-            draft: ESCALATION_TEXT,
+            text: bundle.escalation,
+            draft: bundle.escalation,
             sources: [],
             action: {
               _tag: "Escalate",
               reason: "no_answer",
               detail: NO_ANSWER_DETAIL,
-              summary: Prompts.fallbackSummary(request.unanswered)
+              summary: Prompts.fallbackSummary(request.unanswered, bundle)
             },
             citations: []
           } satisfies Reply
           : {
             ...base,
-            text: NO_ANSWER_TEXT,
+            text: bundle.noAnswer,
             action: { _tag: "Answer" },
             citations: [],
-            draft: NO_ANSWER_TEXT,
+            draft: bundle.noAnswer,
             sources: []
           } satisfies Reply
       }
@@ -135,7 +134,7 @@ export const makeEmbedded = Effect.gen(function*() {
       const chosen = hits.filter((hit, i) =>
         i === 0 || (hit.score >= best.score * 0.75 && hit.coverage >= config.minCoverage && hit.text !== best.text)
       ).slice(0, 2)
-      const text = compose(chosen)
+      const text = compose(chosen, bundle)
       return {
         ...base,
         text,
@@ -166,8 +165,8 @@ export const makeEmbedded = Effect.gen(function*() {
       } satisfies Verification
     })
 
-  const inactivity = (kind: Prompts.InactivityText): Effect.Effect<Generated> =>
-    Effect.succeed({ text: Prompts.INACTIVITY_TEXT[kind], usage: noUsage })
+  const inactivity = (kind: Prompts.InactivityText, language: Language): Effect.Effect<Generated> =>
+    Effect.succeed({ text: texts[language].inactivity[kind], usage: noUsage })
 
   return { reply, title, summary, verify, inactivity } as const
 })
@@ -180,7 +179,7 @@ export const EmbeddedRepliesLive = Layer.effect(
       reply: embedded.reply,
       title: (request) => embedded.title(request.history),
       summary: (request) => embedded.summary(request.history),
-      inactivity: (request) => embedded.inactivity(request.kind),
+      inactivity: (request) => embedded.inactivity(request.kind, request.language),
       verify: embedded.verify,
       // Without a model the rule set is the whole guardrail: nothing to ask.
       screen: () => Effect.succeed({ verdict: "safe", reason: "No model configured", usage: noUsage })

@@ -27,6 +27,7 @@ import type { GenerateReplyPayload } from "../Conversations/ReplyJob.js"
 import type { AiOutcome } from "../Domain/AiOutcome.js"
 import type { Message } from "../Domain/Conversation.js"
 import { type ConversationId, MessageId } from "../Domain/Ids.js"
+import { languageSetting } from "../Domain/Language.js"
 import type { Integration, SupportedFeatures } from "../Domain/Integration.js"
 import { Outcome } from "../Jobs/Job.js"
 import { aiLatencyOf, aiTokensOf } from "../Observability/Metrics.js"
@@ -41,6 +42,7 @@ import { toHistory } from "./ModelReplies.js"
 import { ModelSettingsFor, type ReplyModel } from "./ModelSettingsFor.js"
 import * as Screening from "./Screening.js"
 import { WorkspaceAiSettings } from "./Settings.js"
+import { replyLanguage, type Texts, texts } from "./Texts.js"
 import { toneFor } from "./Tone.js"
 import * as Verification from "./Verification.js"
 
@@ -110,19 +112,23 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
     const toneOf = (integration: Integration, first: boolean) => toneFor(workspaces, integration, first)
 
     /** When the model cannot be reached: a hand-over with `escalation`, else the fallback message. */
+    /** `AI_FALLBACK_MESSAGE` when the operator set one; otherwise the bundled one in the customer's language. */
+    const fallbackIn = (bundle: Texts) => fallbackMessage === AppConfig.DEFAULT_FALLBACK_MESSAGE ? bundle.unavailable : fallbackMessage
+
     const unavailable = (
       error: AiUnavailable,
       features: SupportedFeatures,
-      unanswered: ReadonlyArray<Message>
+      unanswered: ReadonlyArray<Message>,
+      bundle: Texts
     ): Reply => ({
-      text: features.escalation ? Prompts.HANDOVER_TEXT : fallbackMessage,
+      text: features.escalation ? bundle.handover : fallbackIn(bundle),
       action: features.escalation
         ? {
           _tag: "Escalate",
           reason: "ai_unavailable",
           // Neutral words on the webhook; the provider's error is the outcome's `error` (and the log's).
           detail: Prompts.AI_UNAVAILABLE_DETAIL,
-          summary: Prompts.fallbackSummary(unanswered)
+          summary: Prompts.fallbackSummary(unanswered, bundle)
         }
         : { _tag: "Answer" },
       citations: [],
@@ -172,9 +178,18 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           : null
         const messages = screened?.messages ?? pending.messages
         const unanswered = screened?.unanswered ?? pending.unanswered
+        // Parley's own texts in the customer's language (the model writes its own in it too).
+        const language = replyLanguage({
+          override: languageSetting(integration.settings.channelsSettings),
+          customerMessages: pending.unanswered.map((m) => m.text),
+          stored: conversation.language
+        })
+        const bundle = texts[language]
+        yield* Effect.annotateCurrentSpan({ "parley.language": language })
         const request: ReplyRequest = {
           integration,
           conversation,
+          language,
           history: messages.slice(-HISTORY),
           unanswered,
           model,
@@ -183,12 +198,24 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         }
         const { error, reply, verification } = yield* Effect.gen(function*() {
           if (screened?.blocked) {
-            return { reply: Screening.guardrailReply(screened.blocked, features, unanswered, model), verification: null }
+            return {
+              reply: Screening.guardrailReply(screened.blocked, features, unanswered, model, bundle),
+              verification: null
+            }
           }
           const drafted = yield* ai.reply(request)
           if (!Verification.verifies(features, drafted)) return { reply: drafted, verification: null }
           return yield* Effect.map(
-            Verification.verify({ ai, model, features, request, reply: drafted, unanswered, fallbackMessage }),
+            Verification.verify({
+              ai,
+              model,
+              features,
+              request,
+              reply: drafted,
+              unanswered,
+              fallbackMessage: fallbackIn(bundle),
+              texts: bundle
+            }),
             (verified) => ({
               reply: {
                 ...verified.reply,
@@ -221,7 +248,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
               Effect.logWarning("The AI model is unavailable; the reply falls back").pipe(
                 Effect.annotateLogs({ reason: error.message, escalation: features.escalation })
               ),
-              { reply: unavailable(error, features, unanswered), error: error.message, verification: null }
+              { reply: unavailable(error, features, unanswered, bundle), error: error.message, verification: null }
             )
           )
         )
@@ -286,7 +313,8 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
             error
           },
           guardrails: screened?.decisions ?? null,
-          verification
+          verification,
+          language
         }
         return outcome
       }).pipe(orDieSql)

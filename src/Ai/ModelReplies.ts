@@ -24,6 +24,7 @@ import { Agent, MAX_SEARCH_RESULTS } from "./Llm/Agent.js"
 import type { AgentAction, AgentReply, HistoryMessage, ModelSettings, Passage, Tone, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
+import { type Texts, texts } from "./Texts.js"
 
 /** Passages put in the prompt before the first model call (`preemptiveRetrieval`). */
 export const PREEMPTIVE_PASSAGES = 3
@@ -33,14 +34,14 @@ export const PAST_MESSAGES = 10
 const PAST_MESSAGE_CHARS = 500
 
 /** The reply's articles, linked after the text unless the model already quoted the link. */
-export const withLinks = (text: string, citations: ReadonlyArray<Passage>): string => {
+export const withLinks = (text: string, citations: ReadonlyArray<Passage>, bundle: Texts = texts.en): string => {
   const links: Array<string> = []
   for (const passage of citations) {
     if (passage.url === null || text.includes(passage.url)) continue
     const link = `“${passage.title}”: ${passage.url}`
     if (!links.includes(link)) links.push(link)
   }
-  return links.length === 0 ? text : `${text}\n\nMore in ${links.join(" and ")}.`
+  return links.length === 0 ? text : `${text}\n\n${bundle.moreIn(links)}`
 }
 
 export const toHistory = (message: Message): HistoryMessage => ({
@@ -90,6 +91,7 @@ export const makeModelReplies = Effect.gen(function*() {
     Effect.gen(function*() {
       const { conversation, integration } = request
       const features = integration.settings.supportedFeatures
+      const bundle = texts[request.language ?? "en"]
       const answering = new Set(request.unanswered.map((m) => m.id))
       const question = request.unanswered.map((m) => m.text).join("\n")
       const retrieved = features.preemptiveRetrieval
@@ -132,6 +134,7 @@ export const makeModelReplies = Effect.gen(function*() {
             )
         },
         maxTurns,
+        texts: bundle,
         correction: request.correction,
         onText: request.onText
       }).pipe(
@@ -139,7 +142,7 @@ export const makeModelReplies = Effect.gen(function*() {
       )
       yield* Effect.annotateCurrentSpan(genAiAttributes(settings, result.usage))
       return {
-        text: result.action._tag === "Answer" ? withLinks(result.text, result.citations) : result.text,
+        text: result.action._tag === "Answer" ? withLinks(result.text, result.citations, bundle) : result.text,
         action: toAction(result.action),
         citations: result.citations,
         provider: result.provider,

@@ -21,7 +21,7 @@ import { type Reply, noUsage } from "./AiReplies.js"
 import type { AiReplies } from "./AiReplies.js"
 import * as Guardrails from "./Guardrails.js"
 import type { Usage } from "./Llm/Contract.js"
-import * as Prompts from "./Llm/Prompt.js"
+import { type Texts, texts } from "./Texts.js"
 import type { ReplyModel } from "./ModelSettingsFor.js"
 
 /** What the model may read of the conversation, and what the guardrail decided. */
@@ -161,7 +161,8 @@ export const guardrailReply = (
   blocked: "prompt_injection" | "abuse",
   features: SupportedFeatures,
   unanswered: ReadonlyArray<Message>,
-  model: ReplyModel
+  model: ReplyModel,
+  bundle: Texts = texts.en
 ): Reply => {
   const base = {
     citations: [],
@@ -174,8 +175,8 @@ export const guardrailReply = (
   if (blocked === "abuse" && features.escalation) {
     return {
       ...base,
-      text: Prompts.HANDOVER_TEXT,
-      draft: Prompts.HANDOVER_TEXT,
+      text: bundle.handover,
+      draft: bundle.handover,
       action: {
         _tag: "Escalate",
         reason: "guardrail",
@@ -184,6 +185,6 @@ export const guardrailReply = (
       }
     }
   }
-  const text = Prompts.GUARDRAIL_TEXT[blocked]
+  const text = bundle.guardrail[blocked]
   return { ...base, text, draft: text, action: { _tag: "Answer" } }
 }

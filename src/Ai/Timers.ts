@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { ConversationTimeout, InactivityPrompt, type TimerPayload } from "../Conversations/TimerJobs.js"
 import { ConversationTimers, type Silence } from "../Conversations/Timers.js"
+import { languageSetting } from "../Domain/Language.js"
 import * as Job from "../Jobs/Job.js"
 import { Outcome } from "../Jobs/Job.js"
 import { orDieSql } from "../Sql.js"
@@ -29,6 +30,7 @@ import * as Prompts from "./Llm/Prompt.js"
 import { toHistory } from "./ModelReplies.js"
 import { ModelSettingsFor, type ReplyModel } from "./ModelSettingsFor.js"
 import { WorkspaceAiSettings } from "./Settings.js"
+import { replyLanguage, texts } from "./Texts.js"
 import { toneFor } from "./Tone.js"
 
 /** Messages of the conversation the model reads to write the check-in or the goodbye. */
@@ -76,15 +78,25 @@ export class InactivityTimers extends Context.Service<InactivityTimers>()("Parle
         )
       )
 
+    /** The conversation's language for the bundled texts: as a reply decides it (src/Ai/Texts.ts). */
+    const languageOf = (silence: Silence) =>
+      replyLanguage({
+        override: languageSetting(silence.integration.settings.channelsSettings),
+        customerMessages: silence.messages.filter((m) => m.role === "human" && m.type === "default").slice(-3)
+          .map((m) => m.text),
+        stored: silence.conversation.language
+      })
+
     const inactivityText = (silence: Silence, model: ReplyModel, kind: Prompts.InactivityText) =>
       Effect.gen(function*() {
         const tone = yield* toneFor(workspaces, silence.integration, false)
+        const language = languageOf(silence)
         return yield* written(
           silence,
           model,
           kind,
-          ai.inactivity({ model, kind, tone, history: historyOf(silence) }),
-          Prompts.INACTIVITY_TEXT[kind]
+          ai.inactivity({ model, kind, tone, language, history: historyOf(silence) }),
+          texts[language].inactivity[kind]
         )
       })
 

@@ -20,6 +20,7 @@ import type { Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 import type { ReplyModel } from "./ModelSettingsFor.js"
+import type { Texts } from "./Texts.js"
 
 export interface Verified {
   /**
@@ -51,6 +52,8 @@ export const verify = (input: {
   readonly reply: Reply
   readonly unanswered: ReadonlyArray<Message>
   readonly fallbackMessage: string
+  /** Parley's own texts in the customer's language (the hand-over). */
+  readonly texts: Texts
 }): Effect.Effect<Verified, AiUnavailable> =>
   Effect.gen(function*() {
     const { ai, features, model } = input
@@ -116,14 +119,14 @@ export const verify = (input: {
         } else if (features.verifierEscalation) {
           reply = {
             ...reply,
-            text: Prompts.HANDOVER_TEXT,
+            text: input.texts.handover,
             citations: [],
             action: {
               _tag: "Escalate",
               reason: "unverified",
               // Neutral words on the webhook; each draft's reason is in the replies record.
               detail: Prompts.UNVERIFIED_DETAIL,
-              summary: Prompts.fallbackSummary(input.unanswered)
+              summary: Prompts.fallbackSummary(input.unanswered, input.texts)
             }
           }
           outcome = "escalated"

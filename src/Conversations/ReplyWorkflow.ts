@@ -172,6 +172,7 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
           verification: outcome.verification
         })
         if (Option.isNone(recorded)) return false
+        if (current.language !== outcome.language) yield* conversations.setLanguage(current.id, outcome.language)
         const emit = <K extends EventKind>(kind: K, data: EventDataOf<K>) =>
           events.emit(kind, {
             integration,

@@ -7,6 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { Conversation, type ConversationStatus, Message } from "../Domain/Conversation.js"
 import { ConversationId, type CustomerId, IntegrationId, MessageId, WorkspaceId } from "../Domain/Ids.js"
+import type { Language } from "../Domain/Language.js"
 
 const PastConversationRow = Schema.Struct({
   id: ConversationId,
@@ -73,6 +74,10 @@ export class ConversationsRepo extends Context.Service<ConversationsRepo>()("Par
             VALUES (${conversation.id}, ${conversation.status}, ${to}, ${cause}, ${messageId})`),
         Effect.as(Conversation.make({ ...conversation, status: to }))
       )
+
+    /** Stores the customer's language as a reply detected it. */
+    const setLanguage = (conversationId: ConversationId, language: Language) =>
+      Effect.asVoid(sql`UPDATE conversations SET language = ${language} WHERE id = ${conversationId}`)
 
     const findMessageByExternalId = SqlSchema.findOneOption({
       Request: Schema.Struct({ integrationId: IntegrationId, externalId: Schema.String }),
@@ -188,6 +193,7 @@ export class ConversationsRepo extends Context.Service<ConversationsRepo>()("Par
       lock,
       findByAnyId,
       setStatus,
+      setLanguage,
       findMessageByExternalId,
       insertMessage,
       insertReply,

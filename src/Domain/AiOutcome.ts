@@ -8,6 +8,7 @@
 import type * as DateTime from "effect/DateTime"
 import type { EscalationReason } from "./EventData.js"
 import type { MessageId } from "./Ids.js"
+import type { Language } from "./Language.js"
 import type { GuardrailDecisionRecord, ReplyRecord, VerificationRecord } from "./Reply.js"
 
 /** What the AI asks of the conversation besides answering: nothing more, a hand-over, or a close. */
@@ -74,4 +75,6 @@ export interface AiOutcome {
   readonly guardrails: ReadonlyArray<GuardrailDecisionRecord> | null
   /** The verifier's verdicts; null when nothing was verified. */
   readonly verification: VerificationRecord | null
+  /** The customer's language as this reply decided it: stored on the conversation. */
+  readonly language: Language
 }

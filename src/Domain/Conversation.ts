@@ -1,8 +1,9 @@
 import * as Model from "effect/schema/Model"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { At, CreatedAt, Internal, InternalCreatedAt, InternalJsonb, Jsonb, NullableJsonb, Sequence } from "./Fields.js"
+import { At, CreatedAt, Generated, Internal, InternalCreatedAt, InternalJsonb, Jsonb, NullableJsonb, Sequence } from "./Fields.js"
 import { ConversationId, CustomerId, IntegrationId, MessageId, WorkspaceId } from "./Ids.js"
+import { Language } from "./Language.js"
 import { ExternalId, HttpUrl, JsonObject, Text, Timestamp } from "./Primitives.js"
 import { withAliases } from "./Validation.js"
 
@@ -41,7 +42,9 @@ export class Conversation extends Model.Class<Conversation>("Conversation")({
   status: ConversationStatus,
   createdAt: CreatedAt,
   customerId: CustomerId,
-  channel: Schema.String
+  channel: Schema.String,
+  /** The customer's language as the last reply detected it (src/Ai/Texts.ts); not on the wire. */
+  language: Generated(Schema.NullOr(Language))
 }) {}
 
 /** A conversation as responses show it: with the customer's first message nobody has answered yet. */

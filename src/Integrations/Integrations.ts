@@ -21,6 +21,7 @@ import {
   SECRET_MASK
 } from "../Domain/Integration.js"
 import type { JsonObject } from "../Domain/Primitives.js"
+import { checkLanguageSetting } from "../Domain/Language.js"
 import { checkTimers } from "../Domain/Timers.js"
 import { orDieSql } from "../Sql.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
@@ -101,6 +102,7 @@ export class Integrations extends Context.Service<Integrations>()("Parley/Integr
       yield* checkHeaders(input.webhook.headers)
       const channelsSettings = yield* unmask(input.channelsSettings, {})
       yield* checkTimers(channelsSettings)
+      yield* checkLanguageSetting(channelsSettings)
       const settings: IntegrationSettings = {
         name: input.name,
         supportedFeatures: { ...defaultFeatures, ...input.supportedFeatures },
@@ -123,7 +125,10 @@ export class Integrations extends Context.Service<Integrations>()("Parley/Integr
           const channelsSettings = patch.channelsSettings === undefined
             ? undefined
             : yield* unmask(patch.channelsSettings, current.settings.channelsSettings)
-          if (channelsSettings !== undefined) yield* checkTimers(channelsSettings)
+          if (channelsSettings !== undefined) {
+            yield* checkTimers(channelsSettings)
+            yield* checkLanguageSetting(channelsSettings)
+          }
           const patched = applyPatch(current.settings, channelsSettings === undefined ? patch : { ...patch, channelsSettings })
           // A new receiver URL is a new chance: deliveries disabled by a 410 resume.
           const settings = patch.webhook?.url !== undefined && patch.webhook.url !== current.settings.webhook.url

@@ -11,6 +11,7 @@ import workspaceDeletion from "./0009_workspace_deletion.js"
 import eventOrder from "./0010_event_order.js"
 import deliveryScheduleOnJob from "./0011_delivery_schedule_on_job.js"
 import guardrailsAndVerification from "./0012_guardrails_and_verification.js"
+import conversationLanguage from "./0013_conversation_language.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -25,7 +26,8 @@ const all = {
   "0009_workspace_deletion": workspaceDeletion,
   "0010_event_order": eventOrder,
   "0011_delivery_schedule_on_job": deliveryScheduleOnJob,
-  "0012_guardrails_and_verification": guardrailsAndVerification
+  "0012_guardrails_and_verification": guardrailsAndVerification,
+  "0013_conversation_language": conversationLanguage
 }
 
 export const migrations = Migrator.fromRecord(all)

@@ -37,6 +37,7 @@ import type {
 } from "./Contract.js"
 import { ModelScreening, ModelVerdict } from "./Contract.js"
 import type { AiUnavailable } from "./Errors.js"
+import { texts } from "../Texts.js"
 import * as Prompts from "./Prompt.js"
 import { languageModelLayer } from "./Providers.js"
 import { defaultRetryPolicy, makeBudget, type RetryBudget, type RetryPolicy, withRetries, withUsage } from "./Retry.js"
@@ -218,6 +219,7 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
           const budget = yield* makeBudget(policy)
           const usage = yield* Ref.make<Usage>({ inputTokens: 0, outputTokens: 0 })
           const registry = makeRegistry()
+          const bundle = request.texts ?? texts.en
           const retrieved = features.preemptiveRetrieval ? request.retrieved.map(registry.add) : []
           const actions = yield* Ref.make<ReadonlyArray<RecordedAction>>([])
           const record = (action: RecordedAction): Effect.Effect<typeof Prompts.ActionResult.Type> =>
@@ -321,14 +323,14 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
             const escalation = recorded.find((action) => action._tag === "Escalate")
             if (escalation !== undefined) {
               return yield* finish(
-                escalation.message.trim() || turnText || Prompts.HANDOVER_TEXT,
+                escalation.message.trim() || turnText || bundle.handover,
                 { _tag: "Escalate", reason: escalation.reason, summary: escalation.summary },
                 turns
               )
             }
             const close = recorded.find((action) => action._tag === "Close")
             if (close !== undefined) {
-              return yield* finish(close.message.trim() || turnText || Prompts.CLOSING_TEXT, {
+              return yield* finish(close.message.trim() || turnText || bundle.closing, {
                 _tag: "Close",
                 summary: close.summary
               }, turns)
@@ -347,12 +349,12 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
             Effect.annotateLogs({ "parley.ai.turns": turns, reason: ending })
           )
           return yield* features.escalation
-            ? finish(Prompts.HANDOVER_TEXT, {
+            ? finish(bundle.handover, {
               _tag: "Escalate",
               reason: ending,
-              summary: Prompts.fallbackSummary(request.unanswered)
+              summary: Prompts.fallbackSummary(request.unanswered, bundle)
             }, turns)
-            : finish(Prompts.FALLBACK_TEXT, { _tag: "Answer" }, turns)
+            : finish(bundle.fallback, { _tag: "Answer" }, turns)
         }),
         Object.keys(Prompts.SupportToolkit.tools)
       ).pipe(

@@ -5,6 +5,7 @@
  */
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { Texts } from "../Texts.js"
 
 export const Provider = Schema.Literals(["openai", "anthropic"])
 export type Provider = typeof Provider.Type
@@ -102,6 +103,8 @@ export interface AgentRequest {
   readonly tools: AgentTools
   /** Most model calls for this reply (the tool loop's bound). */
   readonly maxTurns: number
+  /** Parley's own texts in the customer's language (the hand-over, fallback and goodbye defaults). */
+  readonly texts?: Texts | undefined
   /**
    * A redraft (`verifier`): why the previous draft failed the check. The model is told, and asked to
    * answer again from the passages only.

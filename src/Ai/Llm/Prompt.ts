@@ -9,6 +9,7 @@ import * as Tool from "effect/ai/Tool"
 import * as crypto from "node:crypto"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Schema from "effect/Schema"
+import { type Texts, texts } from "../Texts.js"
 import { type AgentFeatures, type HistoryMessage, type Passage, PastConversation, type Tone } from "./Contract.js"
 
 // ---------------------------------------------------------------------------------------------------
@@ -258,15 +259,13 @@ export const replyPrompt = (input: ReplyPromptInput): Prompt.Prompt =>
 // ---------------------------------------------------------------------------------------------------
 
 /** Said when the model gave no usable answer and the conversation cannot be handed over. */
-export const FALLBACK_TEXT = "I'm sorry, I couldn't put together an answer to that just now. Could you rephrase " +
-  "your question or add a detail?"
+export const FALLBACK_TEXT = texts.en.fallback
 
 /** Said at a hand-over when the model wrote no message of its own. */
-export const HANDOVER_TEXT = "I'm passing you to a person on our team. They'll reply here shortly."
+export const HANDOVER_TEXT = texts.en.handover
 
 /** Said at a close when the model wrote no goodbye of its own. */
-export const CLOSING_TEXT = "Glad I could help! I'm closing this conversation; write here any time if you need " +
-  "anything else."
+export const CLOSING_TEXT = texts.en.closing
 
 export const TURN_LIMIT_REASON = "The assistant did not reach an answer within its turn limit."
 export const NO_ANSWER_REASON = "The assistant gave no answer."
@@ -280,16 +279,11 @@ export const UNVERIFIED_DETAIL = "The AI's draft answer was not supported by the
 export const INVALID_TOOL_CALLS_REASON = "The model's tool calls kept failing to match the tools' parameters."
 
 /** The safe replies to a message the guardrail blocked (`customerMessageGuardrails`): no model reads it. */
-export const GUARDRAIL_TEXT = {
-  prompt_injection: "I can only help with questions about our products and services, so I can't act on that " +
-    "request. What can I help you with?",
-  abuse: "I'm here to help, but I can't respond to messages like that. If you have a question about your order " +
-    "or our service, I'll gladly help."
-} as const
+export const GUARDRAIL_TEXT = texts.en.guardrail
 
 /** The hand-over summary when the model did not write one: what the customer asked. */
-export const fallbackSummary = (unanswered: ReadonlyArray<{ readonly text: string }>): string =>
-  `The customer asked: ${unanswered.map((m) => m.text.trim()).join(" / ")}`
+export const fallbackSummary = (unanswered: ReadonlyArray<{ readonly text: string }>, bundle: Texts = texts.en): string =>
+  bundle.customerAsked(unanswered.map((m) => m.text.trim()))
 
 // ---------------------------------------------------------------------------------------------------
 // Title and summary
@@ -341,11 +335,7 @@ export const INACTIVITY_INSTRUCTIONS: Record<InactivityText, string> = {
 }
 
 /** The texts without a model (the embedded responder), or when the model cannot be reached. */
-export const INACTIVITY_TEXT: Record<InactivityText, string> = {
-  prompt: "Are you still there? If you still need help, just reply here.",
-  goodbye: "As we haven't heard from you, I'm closing this conversation for now. Write here any time if you need " +
-    "anything else."
-}
+export const INACTIVITY_TEXT: Record<InactivityText, string> = texts.en.inactivity
 
 export const inactivityPrompt = (
   kind: InactivityText,

@@ -33,7 +33,7 @@ export interface RetryPolicy {
 }
 
 export const defaultRetryPolicy: RetryPolicy = {
-  timeout: Duration.seconds(60),
+  timeout: Duration.seconds(20),
   retryBudget: Duration.minutes(2),
   maxRetries: 5,
   baseDelay: Duration.millis(500),
