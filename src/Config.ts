@@ -396,6 +396,11 @@ export const AiReplyTimeout = durationIn("AI_REPLY_TIMEOUT", Duration.seconds(1)
 export const AiRetryBudget = durationIn("AI_RETRY_BUDGET", 0, Duration.hours(1), Duration.minutes(2))
 /** Retries of one model call at most (within the budget). */
 export const AiMaxRetries = integerIn("AI_MAX_RETRIES", 0, 100, 5)
+/**
+ * The estimated tokens of conversation a model reads (docs/ai.md, "Context budget"); 0: the model
+ * family's own budget (src/Ai/Context.ts).
+ */
+export const AiContextTokens = integerIn("AI_CONTEXT_TOKENS", 0, 2_000_000, 0)
 /** Model calls of one reply at most (the agent's tool loop). */
 export const AiMaxTurns = integerIn("AI_MAX_TURNS", 1, 100, 6)
 

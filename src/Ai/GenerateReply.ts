@@ -38,6 +38,7 @@ import { AiRepliesLive } from "./AiRepliesLive.js"
 import type { HistoryMessage, Usage } from "./Llm/Contract.js"
 import { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
+import * as ContextBudget from "./ContextBudget.js"
 import { toHistory } from "./ModelReplies.js"
 import { ModelSettingsFor, type ReplyModel } from "./ModelSettingsFor.js"
 import * as Screening from "./Screening.js"
@@ -46,7 +47,13 @@ import { replyLanguage, type Texts, texts } from "./Texts.js"
 import { toneFor } from "./Tone.js"
 import * as Verification from "./Verification.js"
 
-const HISTORY = 20
+/**
+ * The conversation a reply may read: its model fits what it reads to its context budget (src/Ai/Context.ts,
+ * the older part summarised); this only bounds what is handed to it.
+ */
+const HISTORY = 500
+/** The title and summary calls read the conversation's latest messages, within this many estimated tokens. */
+const TRANSCRIPT_TOKENS = 4_000
 
 /** The shortest time between two `message_delta` events of one message. */
 export const DELTA_INTERVAL_MS = 300
@@ -264,7 +271,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         // only spend another retry budget before the hand-over reaches anyone.
         const textModel: ReplyModel = error === null ? model : "embedded"
         const transcript: ReadonlyArray<HistoryMessage> = [
-          ...messages.filter((m) => m.type === "default").slice(-HISTORY).map(toHistory),
+          ...ContextBudget.fitHistory(messages.filter((m) => m.type === "default").map(toHistory), TRANSCRIPT_TOKENS).kept,
           ...(text === null ? [] : [{ role: "ai" as const, text, sentAt: DateTime.formatIso(yield* DateTime.now) }])
         ]
         const [title, summary] = yield* Effect.all([

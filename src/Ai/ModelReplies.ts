@@ -6,25 +6,38 @@
  */
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import type { Message } from "../Domain/Conversation.js"
+import * as Option from "effect/Option"
+import type { Conversation, Message } from "../Domain/Conversation.js"
 import * as AppConfig from "../Config.js"
 import { ConversationsRepo } from "../Conversations/Repo.js"
-import type {
-  Generated,
-  Reply,
-  ReplyAction,
-  ReplyRequest,
-  Screening,
-  Verification,
-  VerifyRequest
+import {
+  type Generated,
+  noUsage,
+  type Reply,
+  type ReplyAction,
+  type ReplyRequest,
+  type Screening,
+  type Verification,
+  type VerifyRequest
 } from "./AiReplies.js"
-import { toPassage } from "./Embedded.js"
+import * as ContextBudget from "./ContextBudget.js"
+import { extractiveSummary, toPassage } from "./Embedded.js"
 import { Knowledge } from "./Knowledge.js"
 import { Agent, MAX_SEARCH_RESULTS } from "./Llm/Agent.js"
 import type { AgentAction, AgentReply, HistoryMessage, ModelSettings, Passage, Tone, Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 import { type Texts, texts } from "./Texts.js"
+
+/** Of the context budget, what the system prompt, passages, tool results and the answer are left. */
+const RESERVED_TOKENS = 1_500
+/** A cached summary of the earlier conversation is refreshed once this many more messages fell out. */
+const SUMMARY_REFRESH = 10
+
+const addUsage = (a: Usage, b: Usage): Usage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens
+})
 
 /** Passages put in the prompt before the first model call (`preemptiveRetrieval`). */
 export const PREEMPTIVE_PASSAGES = 3
@@ -87,6 +100,43 @@ export const makeModelReplies = Effect.gen(function*() {
   const conversations = yield* ConversationsRepo
   const maxTurns = yield* AppConfig.AiMaxTurns
 
+  const configuredBudget = yield* AppConfig.AiContextTokens
+
+  /**
+   * The summary of the messages that no longer fit: the cached one while it covers nearly all of them
+   * (it is refreshed once `SUMMARY_REFRESH` more messages have fallen out; not when the context shrinks
+   * after a context-length error), else a new one from the model (the extractive one when the model
+   * fails: the reply goes on). Marked as a summary for the model.
+   */
+  const summaryOf = (
+    settings: ModelSettings,
+    conversationId: Conversation["id"],
+    dropped: ReadonlyArray<HistoryMessage>,
+    budget: number,
+    refresh: boolean
+  ) =>
+    Effect.gen(function*() {
+      const cached = yield* conversations.contextSummary(conversationId).pipe(Effect.orDie)
+      const label = (text: string, count: number) => `Summary of the ${count} earlier messages of this conversation: ${text}`
+      if (Option.isSome(cached) && (!refresh || dropped.length < cached.value.messages + SUMMARY_REFRESH)) {
+        return { text: label(cached.value.summary, cached.value.messages), usage: noUsage, calls: 0 }
+      }
+      const source = ContextBudget.fitHistory(dropped, budget).kept
+      const generated = yield* agent.summary({ settings, history: source }).pipe(
+        Effect.map(({ text, usage }) => ({ text, usage, calls: 1 })),
+        Effect.catch((error) =>
+          Effect.as(
+            Effect.logWarning("The earlier conversation's summary is extractive: the model is unavailable").pipe(
+              Effect.annotateLogs({ reason: error.message })
+            ),
+            { text: extractiveSummary(source), usage: error.usage, calls: 0 }
+          )
+        )
+      )
+      yield* conversations.setContextSummary(conversationId, generated.text, dropped.length).pipe(Effect.orDie)
+      return { ...generated, text: label(generated.text, dropped.length) }
+    })
+
   const reply = (settings: ModelSettings, request: ReplyRequest): Effect.Effect<Reply, AiUnavailable> =>
     Effect.gen(function*() {
       const { conversation, integration } = request
@@ -97,7 +147,44 @@ export const makeModelReplies = Effect.gen(function*() {
       const retrieved = features.preemptiveRetrieval
         ? (yield* knowledge.search(conversation.workspaceId, question, PREEMPTIVE_PASSAGES)).map(toPassage)
         : []
-      const result: AgentReply = yield* agent.reply({
+      const budget = configuredBudget > 0 ? configuredBudget : ContextBudget.contextBudgetFor(settings.model)
+      const unanswered = request.unanswered.map((m) => ({ text: ContextBudget.cutMessage(m.text, Math.floor(budget / 4)) }))
+      const history = request.history.filter((m) => m.type === "default" && !answering.has(m.id)).map(toHistory)
+      // What the model reads of the conversation: within the budget, the older part summarised.
+      const within = (share: number) =>
+        Effect.gen(function*() {
+          const historyBudget = Math.max(
+            200,
+            Math.floor(budget * share) - RESERVED_TOKENS -
+              unanswered.reduce((sum, m) => sum + ContextBudget.messageTokens(m.text), 0)
+          )
+          const fitted = ContextBudget.fitHistory(history, historyBudget)
+          const earlier = fitted.dropped.length === 0
+            ? null
+            : yield* summaryOf(settings, conversation.id, fitted.dropped, historyBudget, share === 1)
+          yield* Effect.annotateCurrentSpan({
+            "parley.context.budget_tokens": historyBudget,
+            "parley.context.history_tokens": fitted.tokens,
+            "parley.context.kept": fitted.kept.length,
+            "parley.context.dropped": fitted.dropped.length,
+            "parley.context.cut": fitted.cut
+          })
+          return {
+            history: earlier === null
+              ? fitted.kept
+              : [{ role: "system" as const, text: earlier.text, sentAt: fitted.dropped.at(-1)!.sentAt }, ...fitted.kept],
+            usage: earlier?.usage ?? noUsage,
+            calls: earlier?.calls ?? 0
+          }
+        })
+      const attempt = (share: number) =>
+        Effect.flatMap(within(share), (context) =>
+          Effect.map(agentReply(context.history), (result) => ({
+            ...result,
+            usage: addUsage(result.usage, context.usage),
+            turns: result.turns + context.calls
+          })))
+      const agentReply = (history: ReadonlyArray<HistoryMessage>) => agent.reply({
         settings,
         features: {
           escalation: features.escalation,
@@ -107,8 +194,8 @@ export const makeModelReplies = Effect.gen(function*() {
           tone: features.tone
         },
         tone: features.tone ? request.tone ?? null : null,
-        history: request.history.filter((m) => m.type === "default" && !answering.has(m.id)).map(toHistory),
-        unanswered: request.unanswered.map((m) => ({ text: m.text })),
+        history,
+        unanswered,
         retrieved,
         tools: {
           searchKnowledge: (query) =>
@@ -139,6 +226,19 @@ export const makeModelReplies = Effect.gen(function*() {
         onText: request.onText
       }).pipe(
         Effect.tapError((error) => Effect.annotateCurrentSpan(genAiAttributes(settings, error.usage)))
+      )
+      // A provider that says the request is too long for its window: once more with half the budget.
+      const result: AgentReply = yield* attempt(1).pipe(
+        Effect.catchIf(
+          (error) => error.kind === "rejected" && ContextBudget.isContextLengthError(error.reason),
+          (error) =>
+            Effect.logWarning("The model's context window was exceeded; the reply shrinks its context once").pipe(
+              Effect.annotateLogs({ reason: error.message }),
+              Effect.andThen(Effect.annotateCurrentSpan({ "parley.context.shrunk": true })),
+              Effect.andThen(attempt(0.5)),
+              Effect.map((result) => ({ ...result, usage: addUsage(result.usage, error.usage) }))
+            )
+        )
       )
       yield* Effect.annotateCurrentSpan(genAiAttributes(settings, result.usage))
       return {

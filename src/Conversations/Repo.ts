@@ -4,6 +4,7 @@ import * as DateTime from "effect/DateTime"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Conversation, type ConversationStatus, Message } from "../Domain/Conversation.js"
 import { ConversationId, type CustomerId, IntegrationId, MessageId, WorkspaceId } from "../Domain/Ids.js"
@@ -74,6 +75,17 @@ export class ConversationsRepo extends Context.Service<ConversationsRepo>()("Par
             VALUES (${conversation.id}, ${conversation.status}, ${to}, ${cause}, ${messageId})`),
         Effect.as(Conversation.make({ ...conversation, status: to }))
       )
+
+    /** The cached summary of a conversation's earlier messages (those out of the model's context budget). */
+    const contextSummary = (conversationId: ConversationId) =>
+      sql<{ readonly summary: string; readonly messages: number }>`
+        SELECT context_summary AS summary, context_summary_messages AS messages FROM conversations
+        WHERE id = ${conversationId} AND context_summary IS NOT NULL`.pipe(Effect.map((rows) => Option.fromNullishOr(rows[0])))
+
+    /** Caches the summary of the conversation's first `messages` messages. */
+    const setContextSummary = (conversationId: ConversationId, summary: string, messages: number) =>
+      Effect.asVoid(sql`UPDATE conversations SET context_summary = ${summary}, context_summary_messages = ${messages}
+        WHERE id = ${conversationId}`)
 
     /** Stores the customer's language as a reply detected it. */
     const setLanguage = (conversationId: ConversationId, language: Language) =>
@@ -194,6 +206,8 @@ export class ConversationsRepo extends Context.Service<ConversationsRepo>()("Par
       findByAnyId,
       setStatus,
       setLanguage,
+      contextSummary,
+      setContextSummary,
       findMessageByExternalId,
       insertMessage,
       insertReply,

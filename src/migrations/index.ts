@@ -12,6 +12,7 @@ import eventOrder from "./0010_event_order.js"
 import deliveryScheduleOnJob from "./0011_delivery_schedule_on_job.js"
 import guardrailsAndVerification from "./0012_guardrails_and_verification.js"
 import conversationLanguage from "./0013_conversation_language.js"
+import contextSummary from "./0014_context_summary.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -27,7 +28,8 @@ const all = {
   "0010_event_order": eventOrder,
   "0011_delivery_schedule_on_job": deliveryScheduleOnJob,
   "0012_guardrails_and_verification": guardrailsAndVerification,
-  "0013_conversation_language": conversationLanguage
+  "0013_conversation_language": conversationLanguage,
+  "0014_context_summary": contextSummary
 }
 
 export const migrations = Migrator.fromRecord(all)
