@@ -148,8 +148,13 @@ export const makeModelReplies = Effect.gen(function*() {
         ? (yield* knowledge.search(conversation.workspaceId, question, PREEMPTIVE_PASSAGES)).map(toPassage)
         : []
       const budget = configuredBudget > 0 ? configuredBudget : ContextBudget.contextBudgetFor(settings.model)
-      const unanswered = request.unanswered.map((m) => ({ text: ContextBudget.cutMessage(m.text, Math.floor(budget / 4)) }))
-      const history = request.history.filter((m) => m.type === "default" && !answering.has(m.id)).map(toHistory)
+      const unanswered = request.unanswered.map((m) => ({
+        text: ContextBudget.cutMessage(Prompts.withAttachments(m.text, m.attachments), Math.floor(budget / 4))
+      }))
+      const history = request.history.filter((m) => m.type === "default" && !answering.has(m.id)).map((m) => ({
+        ...toHistory(m),
+        text: Prompts.withAttachments(m.text, m.attachments)
+      }))
       // What the model reads of the conversation: within the budget, the older part summarised.
       const within = (share: number) =>
         Effect.gen(function*() {

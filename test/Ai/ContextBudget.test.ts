@@ -179,6 +179,36 @@ describe("the conversation a model reads, through the reply step", () => {
         expect(turnsTokens(reply)).toBeLessThanOrEqual(BUDGET)
       }))
 
+    it.effect("attachments: the model reads their names and kinds, never their links", () =>
+      Effect.gen(function*() {
+        const llm = yield* Llm
+        const before = llm.requests().length
+        llm.enqueue(turn("openai-chat", { text: "Thanks, I see the invoice." }))
+        const { workspace } = yield* Effect.flatMap(Workspaces, (w) => w.create("Attachments"))
+        const integration = yield* Effect.flatMap(Integrations, (i) =>
+          i.create(workspace.id, {
+            name: "Attachments",
+            integration: "api",
+            webhook: { url: "https://receiver.example/hook", headers: {}, metadata: {} },
+            supportedFeatures: { typing: false },
+            channelsSettings: {}
+          })).pipe(Effect.orDie)
+        const { conversation, message } = yield* Effect.flatMap(Conversations, (c) =>
+          c.ingest(integration, {
+            ...incoming(`att-${++n}`, `att-${n}-1`, "Here is my invoice and a photo of the damage."),
+            attachments: [
+              { name: "invoice.pdf", url: "https://files.example.com/signed/abc?token=secret-1" },
+              { name: "damage", url: "https://files.example.com/signed/photo.jpg?token=secret-2" }
+            ]
+          }))
+        yield* Effect.flatMap(Replies, (r) => r.generate({ conversationId: conversation.id, messageId: message.id }))
+        const [request] = llm.requests().slice(before)
+        expect(conversationOf("openai-chat", request!).at(-1)).toBe(
+          "user: Here is my invoice and a photo of the damage.\n[Attachments: invoice.pdf (PDF document), damage (image)]"
+        )
+        expect(request!.raw).not.toContain("secret-")
+      }))
+
     it.effect("a provider's context-length error: the reply shrinks its context once and is answered", () =>
       Effect.gen(function*() {
         const llm = yield* Llm
