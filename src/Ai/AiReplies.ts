@@ -30,6 +30,8 @@ export interface ReplyRequest {
   readonly model?: ReplyModel
   /** The tone for this reply (`firstResponseToneId` or `toneId`), when the `tone` flag is on. */
   readonly tone?: Tone | null
+  /** What the integration lets the model know about the customer (`channelsSettings.customerData`). */
+  readonly customerData?: { readonly [path: string]: unknown } | null | undefined
   /** The customer's language, for Parley's own texts (src/Ai/Texts.ts); English when absent. */
   readonly language?: Language | undefined
   /** A redraft (`verifier`): why the previous draft failed the check. */

@@ -26,6 +26,8 @@ import { type Pending, ReplyWorkflow } from "../Conversations/ReplyWorkflow.js"
 import type { GenerateReplyPayload } from "../Conversations/ReplyJob.js"
 import type { AiOutcome } from "../Domain/AiOutcome.js"
 import type { Message } from "../Domain/Conversation.js"
+import { CustomersRepo } from "../Customers/Repo.js"
+import { allowedCustomerData, customerDataSetting } from "../Domain/CustomerData.js"
 import { type ConversationId, MessageId } from "../Domain/Ids.js"
 import { languageSetting } from "../Domain/Language.js"
 import type { Integration, SupportedFeatures } from "../Domain/Integration.js"
@@ -102,6 +104,7 @@ const addUsage = (a: Usage, b: Usage): Usage => ({
 export class Replies extends Context.Service<Replies>()("Parley/Replies", {
   make: Effect.gen(function*() {
     const workflow = yield* ReplyWorkflow
+    const customers = yield* CustomersRepo
     const workspaces = yield* Workspaces
     const ai = yield* AiReplies
     const modelFor = yield* ModelSettingsFor
@@ -119,6 +122,26 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
     const toneOf = (integration: Integration, first: boolean) => toneFor(workspaces, integration, first)
 
     /** When the model cannot be reached: a hand-over with `escalation`, else the fallback message. */
+    /**
+     * What the integration lets the model know about the customer: the allowed fields of the customer
+     * and of the latest `requestContext`; nothing (and no lookup) when the allow-list is empty.
+     */
+    const customerDataFor = (pending: Pending) =>
+      Effect.gen(function*() {
+        const allowed = customerDataSetting(pending.integration.settings.channelsSettings)
+        if (allowed.length === 0) return null
+        const customer = allowed.some((path) => !path.startsWith("requestContext."))
+          ? Option.getOrNull(
+            yield* customers.findById({ id: pending.conversation.customerId, workspaceId: pending.conversation.workspaceId })
+          )
+          : null
+        const requestContext = [...pending.unanswered].reverse().find((m) => m.requestContext !== null)?.requestContext ?? null
+        const data = allowedCustomerData({ allowed, customer, requestContext })
+        // Which fields the model read, never their values.
+        yield* Effect.annotateCurrentSpan({ "parley.ai.customer_data": Object.keys(data ?? {}).join(",") })
+        return data
+      })
+
     /** `AI_FALLBACK_MESSAGE` when the operator set one; otherwise the bundled one in the customer's language. */
     const fallbackIn = (bundle: Texts) => fallbackMessage === AppConfig.DEFAULT_FALLBACK_MESSAGE ? bundle.unavailable : fallbackMessage
 
@@ -197,6 +220,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           integration,
           conversation,
           language,
+          customerData: yield* customerDataFor(pending),
           history: messages.slice(-HISTORY),
           unanswered,
           model,
@@ -377,6 +401,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
   static readonly layer = this.layerWithoutDependencies.pipe(
     Layer.provide([
       ReplyWorkflow.layer,
+      CustomersRepo.layer,
       AiRepliesLive,
       ModelSettingsFor.layer,
       Workspaces.layer,

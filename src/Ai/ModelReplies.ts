@@ -227,6 +227,7 @@ export const makeModelReplies = Effect.gen(function*() {
         },
         maxTurns,
         texts: bundle,
+        customerData: request.customerData,
         correction: request.correction,
         onText: request.onText
       }).pipe(

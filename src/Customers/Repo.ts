@@ -18,6 +18,13 @@ export class CustomersRepo extends Context.Service<CustomersRepo>()("Parley/Cust
         sql`SELECT * FROM customers WHERE workspace_id = ${workspaceId} AND user_id = ${userId}`
     })
 
+    /** The customer with this id in the workspace, if there is one. */
+    const findById = SqlSchema.findOneOption({
+      Request: Schema.Struct({ id: CustomerId, workspaceId: WorkspaceId }),
+      Result: Customer,
+      execute: ({ id, workspaceId }) => sql`SELECT * FROM customers WHERE workspace_id = ${workspaceId} AND id = ${id}`
+    })
+
     /** The customer with this id in the workspace, created if the integrator names it first. */
     const ensureId = SqlSchema.findOne({
       Request: Schema.Struct({ id: CustomerId, workspaceId: WorkspaceId }),
@@ -45,7 +52,7 @@ export class CustomersRepo extends Context.Service<CustomersRepo>()("Parley/Cust
               RETURNING *`
       })(undefined)
 
-    return { findByUserId, ensureId, upsertByUserId } as const
+    return { findByUserId, findById, ensureId, upsertByUserId } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(this, this.make)

@@ -21,6 +21,7 @@ import {
   SECRET_MASK
 } from "../Domain/Integration.js"
 import type { JsonObject } from "../Domain/Primitives.js"
+import { checkCustomerDataSetting } from "../Domain/CustomerData.js"
 import { checkLanguageSetting } from "../Domain/Language.js"
 import { checkTimers } from "../Domain/Timers.js"
 import { orDieSql } from "../Sql.js"
@@ -103,6 +104,7 @@ export class Integrations extends Context.Service<Integrations>()("Parley/Integr
       const channelsSettings = yield* unmask(input.channelsSettings, {})
       yield* checkTimers(channelsSettings)
       yield* checkLanguageSetting(channelsSettings)
+      yield* checkCustomerDataSetting(channelsSettings)
       const settings: IntegrationSettings = {
         name: input.name,
         supportedFeatures: { ...defaultFeatures, ...input.supportedFeatures },
@@ -128,6 +130,7 @@ export class Integrations extends Context.Service<Integrations>()("Parley/Integr
           if (channelsSettings !== undefined) {
             yield* checkTimers(channelsSettings)
             yield* checkLanguageSetting(channelsSettings)
+            yield* checkCustomerDataSetting(channelsSettings)
           }
           const patched = applyPatch(current.settings, channelsSettings === undefined ? patch : { ...patch, channelsSettings })
           // A new receiver URL is a new chance: deliveries disabled by a 410 resume.

@@ -289,7 +289,8 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
             unanswered: request.unanswered,
             retrieved,
             correction: request.correction,
-            noteMark: Prompts.noteMark()
+            noteMark: Prompts.noteMark(),
+            customerData: request.customerData
           })
           let turns = 0
           let ending = Prompts.TURN_LIMIT_REASON

@@ -105,6 +105,8 @@ export interface AgentRequest {
   readonly maxTurns: number
   /** Parley's own texts in the customer's language (the hand-over, fallback and goodbye defaults). */
   readonly texts?: Texts | undefined
+  /** What the integration lets the model know about the customer, as data; none by default. */
+  readonly customerData?: { readonly [path: string]: unknown } | null | undefined
   /**
    * A redraft (`verifier`): why the previous draft failed the check. The model is told, and asked to
    * answer again from the passages only.
