@@ -31,6 +31,7 @@ import { Replayed } from "./Delivery/Api.js"
 import { type AiSettingsUpdate, AiSettingsView, AiUsageReport } from "./Domain/AiSettings.js"
 import { DeliveryDetail, DeliveryJson } from "./Domain/Delivery.js"
 import { EventId, IntegrationId, TokenId, WorkspaceId } from "./Domain/Ids.js"
+import { InstructionsJson } from "./Domain/Instructions.js"
 import { FeatureName, IntegrationJson } from "./Domain/Integration.js"
 import { ArticleJson } from "./Domain/Knowledge.js"
 import { Timestamp } from "./Domain/Primitives.js"
@@ -376,6 +377,48 @@ const toneCreate = Command.make(
 
 const tone = Command.make("tone").pipe(Command.withSubcommands([toneCreate]), Command.withDescription("Tones"))
 
+const instructionsSet = Command.make(
+  "set",
+  {
+    ...connection,
+    workspaceId,
+    text: Flag.String("text").pipe(Flag.withDescription("The instructions (at most 2000 characters; \"\" clears)")),
+    integration: Flag.String("integration").pipe(
+      Flag.withSchema(IntegrationId),
+      Flag.optional,
+      Flag.withDescription("For this integration only (default: the whole workspace)")
+    )
+  },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.flatMap(
+        client.setInstructions({
+          params: { workspaceId: conn.workspaceId },
+          payload: { text: conn.text, integrationId: Option.getOrNull(conn.integration) }
+        }),
+        (version) =>
+          print(conn, InstructionsJson, version, (v) =>
+            `Instructions ${v.id} for ${v.integrationId === null ? "the workspace" : `integration ${v.integrationId}`}`)
+      ))
+).pipe(Command.withDescription("Set the AI's standing instructions (a new version; the newest is in force)"))
+
+const instructionsList = Command.make(
+  "list",
+  { ...connection, workspaceId },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.flatMap(client.listInstructions({ params: { workspaceId: conn.workspaceId } }), (versions) =>
+        print(conn, Schema.Array(InstructionsJson), versions, (vs) =>
+          vs.map((v) =>
+            `${DateTime.formatIso(v.createdAt)} ${v.integrationId ?? "workspace"}: ${v.text === "" ? "(cleared)" : v.text}`
+          ).join("\n"))))
+).pipe(Command.withDescription("List every version of the standing instructions, newest first"))
+
+const instructionsCommand = Command.make("instructions").pipe(
+  Command.withSubcommands([instructionsSet, instructionsList]),
+  Command.withDescription("The AI's standing instructions")
+)
+
 /** Title: the first `# heading` (removed from the body), else the file name. */
 const readArticle = (file: string, urlBase: Option.Option<string>, url: Option.Option<string>) =>
   Effect.try({
@@ -707,7 +750,20 @@ const migrateCommand = Command.make("migrate", {}, () =>
 ).pipe(Command.withDescription("Run the database migrations and exit"))
 
 export const parley = Command.make("parley").pipe(
-  Command.withSubcommands([serve, migrateCommand, workspace, token, secret, secrets, integration, tone, kb, ai, deliveries]),
+  Command.withSubcommands([
+    serve,
+    migrateCommand,
+    workspace,
+    token,
+    secret,
+    secrets,
+    integration,
+    tone,
+    instructionsCommand,
+    kb,
+    ai,
+    deliveries
+  ]),
   Command.withDescription("Parley: AI customer-support integration service")
 )
 

@@ -3,12 +3,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { InstructionsService } from "../Ai/Instructions.js"
 import { Knowledge } from "../Ai/Knowledge.js"
 import { globalView, WorkspaceAiSettings } from "../Ai/Settings.js"
 import { Crypto } from "../Auth/Crypto.js"
 import * as AppConfig from "../Config.js"
 import type { AiSettingsUpdate } from "../Domain/AiSettings.js"
 import type { TokenId, WorkspaceId } from "../Domain/Ids.js"
+import type { NewInstructions } from "../Domain/Instructions.js"
 import type { NewIntegration } from "../Domain/Integration.js"
 import type { Article } from "../Domain/Knowledge.js"
 import type { Tone } from "../Domain/Workspace.js"
@@ -22,6 +24,7 @@ export class Admin extends Context.Service<Admin>()("Parley/Admin", {
     const knowledge = yield* Knowledge
     const crypto = yield* Crypto
     const aiSettings = yield* WorkspaceAiSettings
+    const instructions = yield* InstructionsService
     const globalModel = yield* AppConfig.globalModelSettings
 
     const createWorkspace = Effect.fn("Admin.createWorkspace")(function*(name: string) {
@@ -91,10 +94,19 @@ export class Admin extends Context.Service<Admin>()("Parley/Admin", {
       getAiSettings,
       setAiSettings,
       clearAiSettings: (id: WorkspaceId) => Effect.asVoid(aiSettings.clear(id)),
-      getAiUsage: (id: WorkspaceId, days: number) => aiSettings.usage(id, days)
+      getAiUsage: (id: WorkspaceId, days: number) => aiSettings.usage(id, days),
+      setInstructions: (id: WorkspaceId, input: NewInstructions) => instructions.set(id, input),
+      listInstructions: (id: WorkspaceId) => instructions.list(id)
     } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(this, this.make)
-  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([Workspaces.layer, Integrations.layer, Knowledge.layer, Crypto.layer, WorkspaceAiSettings.layer]))
+  static readonly layer = this.layerWithoutDependencies.pipe(Layer.provide([
+    Workspaces.layer,
+    Integrations.layer,
+    Knowledge.layer,
+    Crypto.layer,
+    WorkspaceAiSettings.layer,
+    InstructionsService.layer
+  ]))
 }

@@ -9,6 +9,7 @@ import { AdminAuth } from "../Auth/Api.js"
 import { AiSettingsUpdate, AiSettingsView, AiUsageReport, UsageDays } from "../Domain/AiSettings.js"
 import { NotFoundBody } from "../Domain/Errors.js"
 import { TokenId, WorkspaceId } from "../Domain/Ids.js"
+import { InstructionsJson, NewInstructions } from "../Domain/Instructions.js"
 import { IntegrationJson, NewIntegration } from "../Domain/Integration.js"
 import { ArticleJson, NewArticle } from "../Domain/Knowledge.js"
 import {
@@ -117,6 +118,21 @@ export class AdminApi extends HttpApiGroup.make("admin")
       success: Schema.Array(ToneJson).annotate({ description: "The workspace's tones" }),
       error: NotFoundBody
     }).annotate(OpenApi.Summary, "List a workspace's tones")
+  )
+  .add(
+    HttpApiEndpoint.post("setInstructions", "/workspaces/:workspaceId/instructions", {
+      params: WorkspacePath,
+      payload: NewInstructions,
+      success: InstructionsJson.pipe(HttpApiSchema.status(201)),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Set the AI's standing instructions for the workspace or one integration (a new version)")
+  )
+  .add(
+    HttpApiEndpoint.get("listInstructions", "/workspaces/:workspaceId/instructions", {
+      params: WorkspacePath,
+      success: Schema.Array(InstructionsJson).annotate({ description: "Every version, newest first" }),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "List the versions of a workspace's standing instructions")
   )
   .add(
     HttpApiEndpoint.post("createArticle", "/workspaces/:workspaceId/articles", {

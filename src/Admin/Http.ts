@@ -21,6 +21,8 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("listIntegrations", ({ params }) => admin.listIntegrations(params.workspaceId))
       .handle("createTone", ({ params, payload }) => admin.createTone(params.workspaceId, payload))
       .handle("listTones", ({ params }) => admin.listTones(params.workspaceId))
+      .handle("setInstructions", ({ params, payload }) => admin.setInstructions(params.workspaceId, payload))
+      .handle("listInstructions", ({ params }) => admin.listInstructions(params.workspaceId))
       .handle("createArticle", ({ params, payload }) => admin.createArticle(params.workspaceId, payload))
       .handle("listArticles", ({ params }) => admin.listArticles(params.workspaceId))
       .handle("getAiSettings", ({ params }) => admin.getAiSettings(params.workspaceId))

@@ -30,6 +30,8 @@ export interface ReplyRequest {
   readonly model?: ReplyModel
   /** The tone for this reply (`firstResponseToneId` or `toneId`), when the `tone` flag is on. */
   readonly tone?: Tone | null
+  /** The business's standing instructions in force, for a model. */
+  readonly instructions?: ReadonlyArray<string> | undefined
   /** What the integration lets the model know about the customer (`channelsSettings.customerData`). */
   readonly customerData?: { readonly [path: string]: unknown } | null | undefined
   /** The customer's language, for Parley's own texts (src/Ai/Texts.ts); English when absent. */

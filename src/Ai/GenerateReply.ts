@@ -37,6 +37,7 @@ import { orDieSql } from "../Sql.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { AiReplies, type Generated, noUsage, type Reply, type ReplyAction, type ReplyRequest } from "./AiReplies.js"
 import { AiRepliesLive } from "./AiRepliesLive.js"
+import { InstructionsService } from "./Instructions.js"
 import type { HistoryMessage, Usage } from "./Llm/Contract.js"
 import { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
@@ -105,6 +106,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
   make: Effect.gen(function*() {
     const workflow = yield* ReplyWorkflow
     const customers = yield* CustomersRepo
+    const instructions = yield* InstructionsService
     const workspaces = yield* Workspaces
     const ai = yield* AiReplies
     const modelFor = yield* ModelSettingsFor
@@ -216,10 +218,16 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
         })
         const bundle = texts[language]
         yield* Effect.annotateCurrentSpan({ "parley.language": language })
+        // The business's standing instructions: a model follows them (the embedded responder cannot).
+        const inForce = model === "embedded"
+          ? { workspace: null, integration: null }
+          : yield* instructions.inForce(conversation.workspaceId, integration.integrationId)
+        const followed = [inForce.workspace, inForce.integration].filter((i) => i !== null)
         const request: ReplyRequest = {
           integration,
           conversation,
           language,
+          instructions: followed.map((i) => i.text),
           customerData: yield* customerDataFor(pending),
           history: messages.slice(-HISTORY),
           unanswered,
@@ -345,6 +353,9 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           },
           guardrails: screened?.decisions ?? null,
           verification,
+          instructions: followed.length === 0
+            ? null
+            : followed.map((i) => ({ id: i.id, scope: i.integrationId === null ? "workspace" as const : "integration" as const })),
           language
         }
         return outcome
@@ -402,6 +413,7 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
     Layer.provide([
       ReplyWorkflow.layer,
       CustomersRepo.layer,
+      InstructionsService.layer,
       AiRepliesLive,
       ModelSettingsFor.layer,
       Workspaces.layer,

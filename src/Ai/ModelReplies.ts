@@ -228,6 +228,7 @@ export const makeModelReplies = Effect.gen(function*() {
         maxTurns,
         texts: bundle,
         customerData: request.customerData,
+        instructions: request.instructions,
         correction: request.correction,
         onText: request.onText
       }).pipe(

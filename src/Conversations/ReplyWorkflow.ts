@@ -169,7 +169,8 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
           title: outcome.title,
           summary: outcome.summary,
           guardrails: outcome.guardrails,
-          verification: outcome.verification
+          verification: outcome.verification,
+          instructions: outcome.instructions
         })
         if (Option.isNone(recorded)) return false
         if (current.language !== outcome.language) yield* conversations.setLanguage(current.id, outcome.language)

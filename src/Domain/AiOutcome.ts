@@ -8,6 +8,7 @@
 import type * as DateTime from "effect/DateTime"
 import type { EscalationReason } from "./EventData.js"
 import type { MessageId } from "./Ids.js"
+import type { InstructionsUsed } from "./Instructions.js"
 import type { Language } from "./Language.js"
 import type { GuardrailDecisionRecord, ReplyRecord, VerificationRecord } from "./Reply.js"
 
@@ -75,6 +76,8 @@ export interface AiOutcome {
   readonly guardrails: ReadonlyArray<GuardrailDecisionRecord> | null
   /** The verifier's verdicts; null when nothing was verified. */
   readonly verification: VerificationRecord | null
+  /** The versions of standing instructions the model followed; null when none. */
+  readonly instructions: ReadonlyArray<InstructionsUsed> | null
   /** The customer's language as this reply decided it: stored on the conversation. */
   readonly language: Language
 }

@@ -44,3 +44,6 @@ export type EventId = typeof EventId.Type
 
 export const ArticleId = uuid.pipe(Schema.brand("ArticleId"))
 export type ArticleId = typeof ArticleId.Type
+
+export const InstructionsId = uuid.pipe(Schema.brand("InstructionsId"))
+export type InstructionsId = typeof InstructionsId.Type

@@ -3,6 +3,7 @@ import * as Schema from "effect/Schema"
 import { Passage } from "../Ai/Llm/Contract.js"
 import { CreatedAt, Internal, Jsonb, NullableJsonb } from "./Fields.js"
 import { ConversationId, MessageId, WorkspaceId } from "./Ids.js"
+import { InstructionsUsed } from "./Instructions.js"
 
 export const ReplyActionName = Schema.Literals(["answer", "escalate", "close"])
 export type ReplyActionName = typeof ReplyActionName.Type
@@ -75,6 +76,8 @@ export class ReplyRecord extends Model.Class<ReplyRecord>("ReplyRecord")({
   guardrails: NullableJsonb(Schema.Array(GuardrailDecisionRecord)),
   /** The verifier's verdicts; null when nothing was verified. */
   verification: NullableJsonb(VerificationRecord),
+  /** The versions of standing instructions the model followed; null when there were none (or no model). */
+  instructions: NullableJsonb(Schema.Array(InstructionsUsed)),
   createdAt: CreatedAt
 }) {}
 

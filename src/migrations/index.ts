@@ -13,6 +13,7 @@ import deliveryScheduleOnJob from "./0011_delivery_schedule_on_job.js"
 import guardrailsAndVerification from "./0012_guardrails_and_verification.js"
 import conversationLanguage from "./0013_conversation_language.js"
 import contextSummary from "./0014_context_summary.js"
+import instructions from "./0015_instructions.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -29,7 +30,8 @@ const all = {
   "0011_delivery_schedule_on_job": deliveryScheduleOnJob,
   "0012_guardrails_and_verification": guardrailsAndVerification,
   "0013_conversation_language": conversationLanguage,
-  "0014_context_summary": contextSummary
+  "0014_context_summary": contextSummary,
+  "0015_instructions": instructions
 }
 
 export const migrations = Migrator.fromRecord(all)

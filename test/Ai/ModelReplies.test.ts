@@ -258,6 +258,7 @@ describe("replies from a model (OpenAI chat completions), through the app", () =
             summary: null,
             guardrails: null,
             verification: null,
+            instructions: null,
             createdAt: expect.stringMatching(/Z$/)
           }])
         }

@@ -53,6 +53,7 @@ const outcomeFor = (trigger: Message, overrides: Partial<AiOutcome> = {}): AiOut
   streamedAs: null,
   guardrails: null,
   verification: null,
+  instructions: null,
   language: "en",
   citations: [],
   action: { _tag: "Answer" },

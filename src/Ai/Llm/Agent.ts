@@ -290,7 +290,8 @@ export const makeAgent = (policy: RetryPolicy): Effect.Effect<AgentService, neve
             retrieved,
             correction: request.correction,
             noteMark: Prompts.noteMark(),
-            customerData: request.customerData
+            customerData: request.customerData,
+            instructions: request.instructions
           })
           let turns = 0
           let ending = Prompts.TURN_LIMIT_REASON

@@ -105,6 +105,8 @@ export interface AgentRequest {
   readonly maxTurns: number
   /** Parley's own texts in the customer's language (the hand-over, fallback and goodbye defaults). */
   readonly texts?: Texts | undefined
+  /** The business's standing instructions in force (the workspace's, then the integration's). */
+  readonly instructions?: ReadonlyArray<string> | undefined
   /** What the integration lets the model know about the customer, as data; none by default. */
   readonly customerData?: { readonly [path: string]: unknown } | null | undefined
   /**

@@ -165,7 +165,15 @@ export interface ReplyPromptInput {
   readonly noteMark: string
   /** What the integration lets the model know about the customer (`channelsSettings.customerData`). */
   readonly customerData?: { readonly [path: string]: unknown } | null | undefined
+  /** The business's standing instructions in force: the workspace's, then the integration's. */
+  readonly instructions?: ReadonlyArray<string> | undefined
 }
+
+export const INSTRUCTIONS_HEADING = "## Standing instructions from our team"
+
+/** The business's standing instructions, within the rules above (they cannot lift them). */
+export const instructionsSection = (instructions: ReadonlyArray<string>): string =>
+  `${INSTRUCTIONS_HEADING}\nFollow these as well, within the rules above:\n${instructions.map((text) => text.trim()).join("\n")}`
 
 export const CUSTOMER_DATA_HEADING = "## What our systems know about the customer"
 
@@ -199,6 +207,9 @@ export const replySystemPrompt = (input: ReplyPromptInput): string => {
   ]
   const sections = [
     `${REPLY_ROLE}\n\n${rules.map((rule) => `- ${rule}`).join("\n")}`,
+    ...(input.instructions === undefined || input.instructions.length === 0
+      ? []
+      : [instructionsSection(input.instructions)]),
     ...(features.tone && input.tone !== null && input.tone.instructions.trim() !== "" ? [toneSection(input.tone)] : []),
     ...(preemptive ? [`${PASSAGES_HEADING}\n\n${input.retrieved.map(renderPassage).join("\n\n")}`] : []),
     ...(input.customerData === undefined || input.customerData === null ? [] : [customerDataSection(input.customerData)]),
