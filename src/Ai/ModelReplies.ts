@@ -31,6 +31,8 @@ import { type Texts, texts } from "./Texts.js"
 
 /** Of the context budget, what the system prompt, passages, tool results and the answer are left. */
 const RESERVED_TOKENS = 1_500
+/** Images of one customer message passed to the model at most (`imageAttachments`). */
+const MAX_IMAGES = 4
 /** A cached summary of the earlier conversation is refreshed once this many more messages fell out. */
 const SUMMARY_REFRESH = 10
 
@@ -148,8 +150,11 @@ export const makeModelReplies = Effect.gen(function*() {
         ? (yield* knowledge.search(conversation.workspaceId, question, PREEMPTIVE_PASSAGES)).map(toPassage)
         : []
       const budget = configuredBudget > 0 ? configuredBudget : ContextBudget.contextBudgetFor(settings.model)
+      // With `channelsSettings.imageAttachments`, the images of the messages answered go as image parts.
+      const withImages = integration.settings.channelsSettings["imageAttachments"] === true
       const unanswered = request.unanswered.map((m) => ({
-        text: ContextBudget.cutMessage(Prompts.withAttachments(m.text, m.attachments), Math.floor(budget / 4))
+        text: ContextBudget.cutMessage(Prompts.withAttachments(m.text, m.attachments), Math.floor(budget / 4)),
+        ...(withImages ? { images: Prompts.imagesOf(m.attachments, MAX_IMAGES) } : {})
       }))
       const history = request.history.filter((m) => m.type === "default" && !answering.has(m.id)).map((m) => ({
         ...toHistory(m),

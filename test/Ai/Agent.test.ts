@@ -450,6 +450,24 @@ describe.each(wires)("Agent over %s", (wire) => {
       expect(reply).toMatchObject({ text: "El envío tarda de 3 a 5 días hábiles.", citations: [] })
     }))
 
+  it.live("images of the customer's message go as image parts, in the wire's own form", () =>
+    Effect.gen(function*() {
+      const { agent, server, settings } = yield* setup(wire)
+      server.enqueue(turn(wire, { text: "The box looks crushed; I'm sorry." }))
+      const url = "https://files.example.com/damage.png"
+      yield* agent.reply(request(settings, {
+        unanswered: [{ text: "My parcel arrived like this.", images: [{ url, mediaType: "image/png" }] }]
+      }))
+      const raw = onlyRequest(server).raw
+      const expected = {
+        "openai-chat": `{"type":"image_url","image_url":{"url":"${url}"}}`,
+        "openai-responses": `{"type":"input_image","image_url":"${url}"}`,
+        "anthropic": `{"type":"image","source":{"type":"url","url":"${url}"}}`
+      }[wire]
+      expect(raw).toContain(expected)
+      expect(raw).toContain("My parcel arrived like this.")
+    }))
+
   it.live("sends each call's own key: one workspace's key is never used for another", () =>
     Effect.gen(function*() {
       const { agent, server } = yield* setup(wire)

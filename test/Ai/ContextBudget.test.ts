@@ -209,6 +209,34 @@ describe("the conversation a model reads, through the reply step", () => {
         expect(request!.raw).not.toContain("secret-")
       }))
 
+    it.effect("with channelsSettings.imageAttachments the images go to the model as image parts", () =>
+      Effect.gen(function*() {
+        const llm = yield* Llm
+        const before = llm.requests().length
+        llm.enqueue(turn("openai-chat", { text: "I see the damage." }))
+        const { workspace } = yield* Effect.flatMap(Workspaces, (w) => w.create("Images"))
+        const integration = yield* Effect.flatMap(Integrations, (i) =>
+          i.create(workspace.id, {
+            name: "Images",
+            integration: "api",
+            webhook: { url: "https://receiver.example/hook", headers: {}, metadata: {} },
+            supportedFeatures: { typing: false },
+            channelsSettings: { imageAttachments: true }
+          })).pipe(Effect.orDie)
+        const { conversation, message } = yield* Effect.flatMap(Conversations, (c) =>
+          c.ingest(integration, {
+            ...incoming(`img-${++n}`, `img-${n}-1`, "Look at this."),
+            attachments: [
+              { name: "damage.jpg", url: "https://files.example.com/damage.jpg" },
+              { name: "invoice.pdf", url: "https://files.example.com/invoice.pdf" }
+            ]
+          }))
+        yield* Effect.flatMap(Replies, (r) => r.generate({ conversationId: conversation.id, messageId: message.id }))
+        const [request] = llm.requests().slice(before)
+        expect(request!.raw).toContain(`{"type":"image_url","image_url":{"url":"https://files.example.com/damage.jpg"}}`)
+        expect(request!.raw).not.toContain("invoice.pdf\"}")
+      }))
+
     it.effect("a provider's context-length error: the reply shrinks its context once and is answered", () =>
       Effect.gen(function*() {
         const llm = yield* Llm

@@ -35,6 +35,7 @@ export const ANTHROPIC_VERSION = "2023-06-01"
 
 export type ContentBlock =
   | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image"; readonly source: { readonly type: "url"; readonly url: string } }
   | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly input: unknown }
   | { readonly type: "tool_result"; readonly tool_use_id: string; readonly content: string; readonly is_error: boolean }
 
@@ -172,10 +173,15 @@ export const toMessages = (
             if (message.role === "user") {
               for (const part of message.content) {
                 if (part.type !== "text") {
-                  return yield* Wire.unsupported(
-                    MODULE,
-                    `file parts (${part.mediaType}) are not supported by Parley's Anthropic model`
-                  )
+                  const url = Wire.imageUrlOf(part)
+                  if (url === undefined) {
+                    return yield* Wire.unsupported(
+                      MODULE,
+                      `file parts (${part.mediaType}) are not supported by Parley's Anthropic model`
+                    )
+                  }
+                  content.push({ type: "image", source: { type: "url", url } })
+                  continue
                 }
                 content.push({ type: "text", text: part.text })
               }

@@ -89,6 +89,12 @@ export interface AgentTools {
   readonly pastConversations: () => Effect.Effect<ReadonlyArray<PastConversation>>
 }
 
+/** A customer message the reply answers; with images for models that read them (`imageAttachments`). */
+export interface UnansweredMessage {
+  readonly text: string
+  readonly images?: ReadonlyArray<{ readonly url: string; readonly mediaType: string }> | undefined
+}
+
 export interface AgentRequest {
   readonly settings: ModelSettings
   readonly features: AgentFeatures
@@ -97,7 +103,7 @@ export interface AgentRequest {
   /** The conversation before `unanswered`, oldest first, bounded by the caller. */
   readonly history: ReadonlyArray<HistoryMessage>
   /** The customer messages this reply answers, oldest first (at least one). */
-  readonly unanswered: ReadonlyArray<{ readonly text: string }>
+  readonly unanswered: ReadonlyArray<UnansweredMessage>
   /** Preemptive retrieval results, best first; empty when `features.preemptiveRetrieval` is off. */
   readonly retrieved: ReadonlyArray<Passage>
   readonly tools: AgentTools

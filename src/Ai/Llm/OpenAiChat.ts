@@ -44,9 +44,14 @@ export interface ChatToolCall {
 
 export type ChatMessage =
   | { readonly role: "system"; readonly content: string }
-  | { readonly role: "user"; readonly content: string }
+  | { readonly role: "user"; readonly content: string | ReadonlyArray<ChatUserContent> }
   | { readonly role: "assistant"; readonly content: string | null; readonly tool_calls?: ReadonlyArray<ChatToolCall> }
   | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
+
+/** A user message's parts, when it has images (otherwise its content is one string). */
+export type ChatUserContent =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
 
 export interface ChatTool {
   readonly type: "function"
@@ -161,15 +166,21 @@ const metadataPart = (answer: AnswerIdentity): Response.ResponseMetadataPartEnco
   }
 }
 
-const textOf = (parts: ReadonlyArray<Prompt.UserMessagePart>) =>
-  Effect.forEach(parts, (part) =>
-    part.type === "text"
-      ? Effect.succeed(part.text)
-      : Effect.fail(
+/** A user message's content: its text, or its text and image parts when it has images. */
+const userContentOf = (parts: ReadonlyArray<Prompt.UserMessagePart>) =>
+  Effect.forEach(parts, (part): Effect.Effect<ChatUserContent, AiError.AiError> => {
+    if (part.type === "text") return Effect.succeed({ type: "text", text: part.text })
+    const url = Wire.imageUrlOf(part)
+    return url === undefined
+      ? Effect.fail(
         Wire.unsupported(MODULE, `file parts (${part.mediaType}) are not supported by the chat-completions model`)
-      )).pipe(
-      Effect.map((texts) => texts.join("\n\n"))
+      )
+      : Effect.succeed({ type: "image_url", image_url: { url } })
+  }).pipe(
+    Effect.map((content): string | ReadonlyArray<ChatUserContent> =>
+      content.every((c) => c.type === "text") ? content.map((c) => c.text).join("\n\n") : content
     )
+  )
 
 /** The prompt as chat messages: system, user, assistant (with `tool_calls`) and `tool` results. */
 export const toChatMessages = (prompt: Prompt.Prompt): Effect.Effect<Array<ChatMessage>, AiError.AiError> =>
@@ -182,7 +193,7 @@ export const toChatMessages = (prompt: Prompt.Prompt): Effect.Effect<Array<ChatM
           break
         }
         case "user": {
-          messages.push({ role: "user", content: yield* textOf(message.content) })
+          messages.push({ role: "user", content: yield* userContentOf(message.content) })
           break
         }
         case "assistant": {

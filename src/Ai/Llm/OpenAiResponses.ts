@@ -34,6 +34,7 @@ const MODULE = "OpenAiResponses"
 
 type InputContent =
   | { readonly type: "input_text"; readonly text: string }
+  | { readonly type: "input_image"; readonly image_url: string }
   | { readonly type: "output_text"; readonly text: string }
 
 export type InputItem =
@@ -126,10 +127,15 @@ export const toInput = (prompt: Prompt.Prompt, model: string): Effect.Effect<Arr
           const content: Array<InputContent> = []
           for (const part of message.content) {
             if (part.type !== "text") {
-              return yield* Wire.unsupported(
-                MODULE,
-                `file parts (${part.mediaType}) are not supported by Parley's Responses model`
-              )
+              const url = Wire.imageUrlOf(part)
+              if (url === undefined) {
+                return yield* Wire.unsupported(
+                  MODULE,
+                  `file parts (${part.mediaType}) are not supported by Parley's Responses model`
+                )
+              }
+              content.push({ type: "input_image", image_url: url })
+              continue
             }
             content.push({ type: "input_text", text: part.text })
           }

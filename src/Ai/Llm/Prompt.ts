@@ -10,7 +10,14 @@ import * as crypto from "node:crypto"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Schema from "effect/Schema"
 import { type Texts, texts } from "../Texts.js"
-import { type AgentFeatures, type HistoryMessage, type Passage, PastConversation, type Tone } from "./Contract.js"
+import {
+  type AgentFeatures,
+  type HistoryMessage,
+  type Passage,
+  PastConversation,
+  type Tone,
+  type UnansweredMessage
+} from "./Contract.js"
 
 // ---------------------------------------------------------------------------------------------------
 // Tools
@@ -156,7 +163,7 @@ export interface ReplyPromptInput {
   readonly features: AgentFeatures
   readonly tone: Tone | null
   readonly history: ReadonlyArray<HistoryMessage>
-  readonly unanswered: ReadonlyArray<{ readonly text: string }>
+  readonly unanswered: ReadonlyArray<UnansweredMessage>
   /** The preemptively retrieved passages with their refs (empty without `preemptiveRetrieval`). */
   readonly retrieved: ReadonlyArray<PassageForModel>
   /** A redraft: why the previous draft failed the verifier. */
@@ -256,6 +263,29 @@ export const attachmentKind = (name: string): string => {
   return "file"
 }
 
+const IMAGE_TYPES: Record<string, string> = {
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  png: "image/png",
+  gif: "image/gif",
+  webp: "image/webp"
+}
+
+/**
+ * The images among a message's attachments as image parts for models that read them (at most `max`):
+ * JPEG, PNG, GIF and WebP, known by the name's or the link's extension, with an http(s) link.
+ */
+export const imagesOf = (
+  attachments: ReadonlyArray<{ readonly name: string; readonly url: string }>,
+  max: number
+): ReadonlyArray<{ readonly url: string; readonly mediaType: string }> =>
+  attachments.flatMap((a) => {
+    const extension = (/\.([a-z0-9]{1,5})(?:[?#].*)?$/i.exec(a.name)?.[1] ??
+      /\.([a-z0-9]{1,5})(?:[?#].*)?$/i.exec(new URL(a.url).pathname)?.[1] ?? "").toLowerCase()
+    const mediaType = IMAGE_TYPES[extension]
+    return mediaType === undefined || !/^https?:/.test(a.url) ? [] : [{ url: a.url, mediaType }]
+  }).slice(0, max)
+
 /**
  * A message's text with a line naming its attachments and their kinds (the model cannot open them; it
  * knows they are there, and can say so or ask about them). Links are not shown: they may be signed.
@@ -270,7 +300,11 @@ export const withAttachments = (
       attachments.map((a) => `${a.name} (${attachmentKind(a.name.includes(".") ? a.name : a.url)})`).join(", ")
     }]`
 
-type Turn = { readonly role: "user" | "assistant"; readonly text: string }
+type Turn = {
+  readonly role: "user" | "assistant"
+  readonly text: string
+  readonly images?: ReadonlyArray<{ readonly url: string; readonly mediaType: string }> | undefined
+}
 
 const historyTurn = (message: HistoryMessage, mark: string): Turn => {
   switch (message.role) {
@@ -286,17 +320,24 @@ const historyTurn = (message: HistoryMessage, mark: string): Turn => {
 
 export const conversationMessages = (
   history: ReadonlyArray<HistoryMessage>,
-  unanswered: ReadonlyArray<{ readonly text: string }>,
+  unanswered: ReadonlyArray<UnansweredMessage>,
   mark: string
 ): Array<Prompt.Message> => {
   const turns: Array<Turn> = [
     ...history.filter((m) => m.text.trim() !== "").map((m) => historyTurn(m, mark)),
-    ...unanswered.map((m): Turn => ({ role: "user", text: m.text }))
+    ...unanswered.map((m): Turn => ({ role: "user", text: m.text, images: m.images }))
   ]
   if (turns[0]?.role === "assistant") turns.unshift({ role: "user", text: CONVERSATION_START })
   return turns.map((turn) =>
     turn.role === "user"
-      ? Prompt.makeMessage("user", { content: [Prompt.makePart("text", { text: turn.text })] })
+      ? Prompt.makeMessage("user", {
+        content: [
+          Prompt.makePart("text", { text: turn.text }),
+          ...(turn.images ?? []).map((image) =>
+            Prompt.makePart("file", { mediaType: image.mediaType, data: new URL(image.url) })
+          )
+        ]
+      })
       : Prompt.makeMessage("assistant", { content: [Prompt.makePart("text", { text: turn.text })] })
   )
 }

@@ -359,3 +359,11 @@ export const languageModel = (
     streamText: (options) =>
       Stream.unwrap(Effect.map(generateText(options), (parts) => Stream.fromIterable(parts.flatMap(toStreamParts))))
   })
+
+/**
+ * An image part's link (`FilePart` with an `image/*` media type and a URL): what the adapters pass to
+ * models that read images (`channelsSettings.imageAttachments`); none for any other file part.
+ */
+export const imageUrlOf = (part: Prompt.FilePart): string | undefined =>
+  part.mediaType.startsWith("image/") && part.data instanceof URL ? part.data.href : undefined
+
