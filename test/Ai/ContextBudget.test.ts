@@ -234,7 +234,7 @@ describe("the conversation a model reads, through the reply step", () => {
         yield* Effect.flatMap(Replies, (r) => r.generate({ conversationId: conversation.id, messageId: message.id }))
         const [request] = llm.requests().slice(before)
         expect(request!.raw).toContain(`{"type":"image_url","image_url":{"url":"https://files.example.com/damage.jpg"}}`)
-        expect(request!.raw).not.toContain("invoice.pdf\"}")
+        expect(request!.raw).not.toContain("https://files.example.com/invoice.pdf")
       }))
 
     it.effect("a provider's context-length error: the reply shrinks its context once and is answered", () =>
