@@ -96,27 +96,29 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
         })
       }).pipe(orDieSql)
 
-    /** `typing` for `trigger`; false (nothing sent) when the conversation is no longer open. */
+    /**
+     * A `K` event of the reply being made, in its own transaction under the conversation's lock; false
+     * (nothing sent) when the conversation is no longer open.
+     */
+    const whileOpen = <K extends "typing" | "message_delta">(
+      kind: K,
+      input: { readonly integration: Integration; readonly conversationId: ConversationId; readonly data: EventDataOf<K> }
+    ) =>
+      Effect.gen(function*() {
+        const current = yield* conversations.lock(input.conversationId)
+        if (Option.isNone(current) || current.value.status !== "open") return false
+        yield* events.emit(kind, { integration: input.integration, conversation: current.value, data: input.data })
+        return true
+      }).pipe(sql.withTransaction, orDieSql)
+
+    /** `typing` for `trigger`, before the model is called. */
     const typing = (input: {
       readonly integration: Integration
       readonly conversationId: ConversationId
       readonly trigger: MessageId
-    }) =>
-      Effect.gen(function*() {
-        const current = yield* conversations.lock(input.conversationId)
-        if (Option.isNone(current) || current.value.status !== "open") return false
-        yield* events.emit("typing", {
-          integration: input.integration,
-          conversation: current.value,
-          data: { messageId: input.trigger }
-        })
-        return true
-      }).pipe(sql.withTransaction, orDieSql)
+    }) => whileOpen("typing", { ...input, data: { messageId: input.trigger } })
 
-    /**
-     * A `message_delta` of the message `messageId` being written (`streaming`): `text` so far, the
-     * `sequence`-th; false (nothing sent) when the conversation is no longer open.
-     */
+    /** A `message_delta` of the message `messageId` being written (`streaming`): `text` so far, the `sequence`-th. */
     const delta = (input: {
       readonly integration: Integration
       readonly conversationId: ConversationId
@@ -124,16 +126,10 @@ export class ReplyWorkflow extends Context.Service<ReplyWorkflow>()("Parley/Repl
       readonly sequence: number
       readonly text: string
     }) =>
-      Effect.gen(function*() {
-        const current = yield* conversations.lock(input.conversationId)
-        if (Option.isNone(current) || current.value.status !== "open") return false
-        yield* events.emit("message_delta", {
-          integration: input.integration,
-          conversation: current.value,
-          data: { messageId: input.messageId, sequence: input.sequence, text: input.text }
-        })
-        return true
-      }).pipe(sql.withTransaction, orDieSql)
+      whileOpen("message_delta", {
+        ...input,
+        data: { messageId: input.messageId, sequence: input.sequence, text: input.text }
+      })
 
     /**
      * Applies `outcome` to the conversation, once per trigger; false when it was not applied (the

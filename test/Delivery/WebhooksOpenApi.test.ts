@@ -13,6 +13,7 @@ import * as Schema from "effect/Schema"
 import { EventKind } from "../../src/Domain/Delivery.js"
 import { WebhookEvent, WebhookEvents } from "../../src/Domain/WebhookEvent.js"
 import { ADMIN_TOKEN, call, makeTenant, TestAppWithWorkers } from "../support/App.js"
+import { eventually } from "../support/Eventually.js"
 import { chatCompletionStream, type LlmServer, makeLlmServer, turn } from "../support/LlmServers.js"
 import { makeReceiver, type Received } from "../support/Receiver.js"
 
@@ -259,17 +260,20 @@ describe("OpenAPI webhooks: every kind really delivered", () => {
           toolCalls: [{ name: "escalate_to_human", args: { reason: "Asked for a person.", summary: "Wants a human.", message: "One moment." } }]
         }), turn("openai-chat", { text: "Wants a human." }), turn("openai-chat", { text: "Wants a human." }))
         yield* ask("e-1", "handover", "Let me talk to a human")
-        yield* receiver.waitFor(9)
+        // The hand-over: typing, its title, escalate and the summary.
+        yield* receiver.waitFor(10)
         // A streamed answer (its message_delta, then the message) with the conversation's title. The stream
         // ends once the receiver has had the delta: a delta not yet attempted when the message is ready
         // would be superseded by it.
-        const deltaReceived = Effect.runPromise(receiver.waitFor(11))
+        const deltaReceived = Effect.runPromise(
+          eventually(Effect.sync(() => receiver.received()), (all) => all.some((r) => kindOf(parse(r)) === "message_delta"))
+        )
         llm.enqueue(
           chatCompletionStream({ text: "Standard shipping takes 3 to 5 business days." }, { holdFinish: deltaReceived }),
           turn("openai-chat", { text: "Shipping time" })
         )
         yield* ask("s-1", "streamed", "How long does shipping take?")
-        const received = yield* receiver.waitFor(13)
+        const received = yield* receiver.waitFor(14)
 
         const kinds = new Set<string>()
         for (const request of received) {
