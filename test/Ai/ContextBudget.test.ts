@@ -4,21 +4,18 @@
  * messages, the cached summary, and a provider's context-length error).
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ContextBudget from "../../src/Ai/ContextBudget.js"
 import { Replies } from "../../src/Ai/GenerateReply.js"
-import { Knowledge } from "../../src/Ai/Knowledge.js"
 import type { HistoryMessage } from "../../src/Ai/Llm/Contract.js"
 import { Conversations } from "../../src/Conversations/Conversations.js"
 import { ConversationsRepo } from "../../src/Conversations/Repo.js"
 import { Integrations } from "../../src/Integrations/Integrations.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
 import { incoming } from "../support/Incoming.js"
-import { chatBody, conversationOf, type LlmServer, makeLlmServer, type Scripted, turn } from "../support/LlmServers.js"
-import { layerTest } from "../support/Services.js"
+import { chatBody, conversationOf, type Scripted, turn } from "../support/LlmServers.js"
+import { anIntegration as setup, Llm, withModel } from "../support/ReplySetup.js"
 
 const message = (text: string, i = 0): HistoryMessage => ({
   role: i % 2 === 0 ? "human" : "ai",
@@ -70,25 +67,9 @@ describe("fitting a conversation to a budget", () => {
   })
 })
 
-const services = Layer.mergeAll(Replies.layer, Conversations.layer, ConversationsRepo.layer, Integrations.layer, Workspaces.layer, Knowledge.layer)
-
-class Llm extends Context.Service<Llm, LlmServer>()("test/ContextLlm") {}
-
 const BUDGET = 3_000
 
-const WithModel = Layer.unwrap(
-  Effect.map(makeLlmServer, (server) =>
-    Layer.merge(
-      layerTest(services, {
-        AI_PROVIDER: "openai",
-        AI_MODEL: "test-model",
-        OPENAI_BASE_URL: server.baseUrl,
-        AI_CONTEXT_TOKENS: String(BUDGET),
-        AI_MAX_RETRIES: "0"
-      }),
-      Layer.succeed(Llm, server)
-    ))
-)
+const WithModel = withModel({ AI_CONTEXT_TOKENS: String(BUDGET), AI_MAX_RETRIES: "0" })
 
 let n = 0
 
@@ -184,24 +165,14 @@ describe("the conversation a model reads, through the reply step", () => {
         const llm = yield* Llm
         const before = llm.requests().length
         llm.enqueue(turn("openai-chat", { text: "Thanks, I see the invoice." }))
-        const { workspace } = yield* Effect.flatMap(Workspaces, (w) => w.create("Attachments"))
-        const integration = yield* Effect.flatMap(Integrations, (i) =>
-          i.create(workspace.id, {
-            name: "Attachments",
-            integration: "api",
-            webhook: { url: "https://receiver.example/hook", headers: {}, metadata: {} },
-            supportedFeatures: { typing: false },
-            channelsSettings: {}
-          })).pipe(Effect.orDie)
-        const { conversation, message } = yield* Effect.flatMap(Conversations, (c) =>
-          c.ingest(integration, {
-            ...incoming(`att-${++n}`, `att-${n}-1`, "Here is my invoice and a photo of the damage."),
-            attachments: [
-              { name: "invoice.pdf", url: "https://files.example.com/signed/abc?token=secret-1" },
-              { name: "damage", url: "https://files.example.com/signed/photo.jpg?token=secret-2" }
-            ]
-          }))
-        yield* Effect.flatMap(Replies, (r) => r.generate({ conversationId: conversation.id, messageId: message.id }))
+        const { ask } = yield* setup({})
+        yield* ask("1", "Here is my invoice and a photo of the damage.", (m) => ({
+          ...m,
+          attachments: [
+            { name: "invoice.pdf", url: "https://files.example.com/signed/abc?token=secret-1" },
+            { name: "damage", url: "https://files.example.com/signed/photo.jpg?token=secret-2" }
+          ]
+        }))
         const [request] = llm.requests().slice(before)
         expect(conversationOf("openai-chat", request!).at(-1)).toBe(
           "user: Here is my invoice and a photo of the damage.\n[Attachments: invoice.pdf (PDF document), damage (image)]"
@@ -214,24 +185,14 @@ describe("the conversation a model reads, through the reply step", () => {
         const llm = yield* Llm
         const before = llm.requests().length
         llm.enqueue(turn("openai-chat", { text: "I see the damage." }))
-        const { workspace } = yield* Effect.flatMap(Workspaces, (w) => w.create("Images"))
-        const integration = yield* Effect.flatMap(Integrations, (i) =>
-          i.create(workspace.id, {
-            name: "Images",
-            integration: "api",
-            webhook: { url: "https://receiver.example/hook", headers: {}, metadata: {} },
-            supportedFeatures: { typing: false },
-            channelsSettings: { imageAttachments: true }
-          })).pipe(Effect.orDie)
-        const { conversation, message } = yield* Effect.flatMap(Conversations, (c) =>
-          c.ingest(integration, {
-            ...incoming(`img-${++n}`, `img-${n}-1`, "Look at this."),
-            attachments: [
-              { name: "damage.jpg", url: "https://files.example.com/damage.jpg" },
-              { name: "invoice.pdf", url: "https://files.example.com/invoice.pdf" }
-            ]
-          }))
-        yield* Effect.flatMap(Replies, (r) => r.generate({ conversationId: conversation.id, messageId: message.id }))
+        const { ask } = yield* setup({ channelsSettings: { imageAttachments: true } })
+        yield* ask("1", "Look at this.", (m) => ({
+          ...m,
+          attachments: [
+            { name: "damage.jpg", url: "https://files.example.com/damage.jpg" },
+            { name: "invoice.pdf", url: "https://files.example.com/invoice.pdf" }
+          ]
+        }))
         const [request] = llm.requests().slice(before)
         expect(request!.raw).toContain(`{"type":"image_url","image_url":{"url":"https://files.example.com/damage.jpg"}}`)
         expect(request!.raw).not.toContain("https://files.example.com/invoice.pdf")

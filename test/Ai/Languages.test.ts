@@ -5,23 +5,18 @@
  * responder and with a model that cannot be reached.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
-import { Replies } from "../../src/Ai/GenerateReply.js"
-import { Knowledge } from "../../src/Ai/Knowledge.js"
 import { detectLanguage, replyLanguage, texts } from "../../src/Ai/Texts.js"
-import { Conversations } from "../../src/Conversations/Conversations.js"
 import { ConversationsRepo } from "../../src/Conversations/Repo.js"
 import type { ConversationId } from "../../src/Domain/Ids.js"
 import type { FeatureName } from "../../src/Domain/Integration.js"
 import { Integrations } from "../../src/Integrations/Integrations.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
-import { incoming } from "../support/Incoming.js"
-import { type LlmServer, makeLlmServer, serverError } from "../support/LlmServers.js"
+import { serverError } from "../support/LlmServers.js"
+import { anIntegration as setup, Llm, replyServices, withModel } from "../support/ReplySetup.js"
 import { layerTest } from "../support/Services.js"
 
 describe("detectLanguage", () => {
@@ -62,63 +57,18 @@ describe("detectLanguage", () => {
   })
 })
 
-const services = Layer.mergeAll(
-  Replies.layer,
-  Conversations.layer,
-  ConversationsRepo.layer,
-  Integrations.layer,
-  Workspaces.layer,
-  Knowledge.layer
-)
-
-class Llm extends Context.Service<Llm, LlmServer>()("test/LanguagesLlm") {}
-
 /** A model that cannot be reached: one attempt, no retry budget. */
-const Unreachable = Layer.unwrap(
-  Effect.map(makeLlmServer, (server) =>
-    Layer.merge(
-      layerTest(services, {
-        AI_PROVIDER: "openai",
-        AI_MODEL: "test-model",
-        OPENAI_BASE_URL: server.baseUrl,
-        AI_MAX_RETRIES: "0",
-        AI_RETRY_BUDGET: "0 seconds"
-      }),
-      Layer.succeed(Llm, server)
-    ))
-)
-
-let n = 0
+const Unreachable = withModel({ AI_MAX_RETRIES: "0", AI_RETRY_BUDGET: "0 seconds" })
 
 const EscalateBody = Schema.Struct({ data: Schema.Struct({ reason: Schema.String, summary: Schema.String }) })
 
+/** A new integration with a Spanish shipping article and `typing` off. */
 const anIntegration = (features: Partial<Record<FeatureName, boolean>>, channelsSettings: Record<string, unknown> = {}) =>
-  Effect.gen(function*() {
-    const { workspace } = yield* Effect.flatMap(Workspaces, (w) => w.create("Languages"))
-    yield* Effect.flatMap(Knowledge, (k) =>
-      k.addArticle(workspace.id, {
-        title: "Envíos",
-        url: "https://help.example.com/envios",
-        body: "El envío a Canadá tarda de 3 a 5 días hábiles."
-      }))
-    const integration = yield* Effect.flatMap(Integrations, (i) =>
-      i.create(workspace.id, {
-        name: "Languages",
-        integration: "api",
-        webhook: { url: "https://receiver.example/hook", headers: {}, metadata: {} },
-        supportedFeatures: { typing: false, ...features },
-        channelsSettings
-      }))
-    const conversation = `l-${++n}`
-    const ask = (id: string, text: string) =>
-      Effect.gen(function*() {
-        const { conversation: stored, message } = yield* Effect.flatMap(Conversations, (c) =>
-          c.ingest(integration, incoming(conversation, `${conversation}-${id}`, text)))
-        yield* Effect.flatMap(Replies, (r) => r.generate({ conversationId: stored.id, messageId: message.id }))
-        return stored.id
-      })
-    return { ask, integration }
-  }).pipe(Effect.orDie)
+  setup({
+    features,
+    channelsSettings,
+    article: { title: "Envíos", url: "https://help.example.com/envios", body: "El envío a Canadá tarda de 3 a 5 días hábiles." }
+  })
 
 const aiTexts = (conversationId: ConversationId) =>
   Effect.flatMap(ConversationsRepo, (r) => r.listMessages(conversationId)).pipe(
@@ -133,7 +83,7 @@ const languageOf = (conversationId: ConversationId) =>
   )
 
 describe("Parley's texts in the customer's language, embedded responder", () => {
-  layer(layerTest(services))((it) => {
+  layer(layerTest(replyServices))((it) => {
     it.effect("a Spanish answer ends with the Spanish 'More in' line; the language is stored on the conversation", () =>
       Effect.gen(function*() {
         const { ask } = yield* anIntegration({})

@@ -17,21 +17,11 @@ import { Outcome } from "../../src/Jobs/Job.js"
 import { Workspaces } from "../../src/Workspaces/Workspaces.js"
 import { incoming } from "../support/Incoming.js"
 import { hang, type LlmServer, makeLlmServer, type Scripted, turn } from "../support/LlmServers.js"
+import { replyServices } from "../support/ReplySetup.js"
 import { layerTest } from "../support/Services.js"
 
 /** `Replies` as the app builds it, and the services the tests set conversations up with. */
-const RepliesWith = (config: Record<string, string>) =>
-  layerTest(
-    Layer.mergeAll(
-      Replies.layer,
-      Conversations.layer,
-      ConversationsRepo.layer,
-      Integrations.layer,
-      Workspaces.layer,
-      Knowledge.layer
-    ),
-    config
-  )
+const RepliesWith = (config: Record<string, string>) => layerTest(replyServices, config)
 
 const RepliesTest = RepliesWith({})
 
