@@ -5,7 +5,8 @@ import { defineConfig } from "vitest/config"
 
 // The suite runs on the embedded database (PGlite) always, and also on a real PostgreSQL server when
 // TEST_DATABASE_URL is set: every test file that uses a database then runs once per project. Each file
-// gets a fresh database. Files that use none (pure functions, local HTTP servers) run once.
+// gets a fresh database. Files that use none (pure functions, local HTTP servers) run once: a file uses one
+// when it names a database layer (or test/support/ReplySetup.ts, which builds one).
 const root = fileURLToPath(new URL("..", import.meta.url))
 const postgres = process.env["TEST_DATABASE_URL"]
 
@@ -19,7 +20,7 @@ const testFiles = (dir: string): Array<string> =>
   )
 
 const databaseFree = testFiles(join(root, "test"))
-  .filter((file) => !/\b(TestApp|TestAppWithWorkers|TestDatabase|makeApp|layerTest)\b/.test(readFileSync(file, "utf8")))
+  .filter((file) => !/\b(TestApp|TestAppWithWorkers|TestDatabase|makeApp|layerTest|ReplySetup)\b/.test(readFileSync(file, "utf8")))
   .map((file) => relative(root, file))
 
 export default defineConfig({
