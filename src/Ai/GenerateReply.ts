@@ -199,14 +199,14 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
 
         const started = yield* Clock.currentTimeMillis
         // What the model may read: with the guardrails, secrets replaced and blocked messages withheld.
+        const screenWith = (modelCheck: boolean) =>
+          Screening.screen({ ai, model, modelCheck, messages: pending.messages, unanswered: pending.unanswered })
+        // The classifier counts in AI_REPLY_TIMEOUT: past it, the rule set's decisions stand.
         const screened = features.customerMessageGuardrails
-          ? yield* Screening.screen({
-            ai,
-            model,
-            modelCheck: Screening.modelCheckOn(integration.settings.channelsSettings),
-            messages: pending.messages,
-            unanswered: pending.unanswered
-          })
+          ? yield* (model === "embedded" ? screenWith(false) : Effect.timeoutOrElse(
+            screenWith(Screening.modelCheckOn(integration.settings.channelsSettings)),
+            { duration: replyTimeout, orElse: () => screenWith(false) }
+          ))
           : null
         const messages = screened?.messages ?? pending.messages
         const unanswered = screened?.unanswered ?? pending.unanswered
@@ -235,6 +235,10 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           tone: yield* toneOf(integration, firstExchange),
           onText: stream?.onText
         }
+        const left = Duration.max(
+          Duration.millis(1),
+          Duration.subtract(replyTimeout, Duration.millis((yield* Clock.currentTimeMillis) - started))
+        )
         const { error, reply, verification } = yield* Effect.gen(function*() {
           if (screened?.blocked) {
             return {
@@ -268,7 +272,8 @@ export class Replies extends Context.Service<Replies>()("Parley/Replies", {
           // A bounded wait for the customer, whatever the model does (a hang included).
           (drafting) =>
             model === "embedded" ? drafting : Effect.timeoutOrElse(drafting, {
-              duration: replyTimeout,
+              // What is left of it after the guardrail classifier.
+              duration: left,
               orElse: () =>
                 Effect.fail(
                   new AiUnavailable({

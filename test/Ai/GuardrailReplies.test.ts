@@ -13,7 +13,7 @@ import { ConversationsRepo } from "../../src/Conversations/Repo.js"
 import type { ConversationId } from "../../src/Domain/Ids.js"
 import type { FeatureName } from "../../src/Domain/Integration.js"
 import { GuardrailDecisionRecord } from "../../src/Domain/Reply.js"
-import { conversationOf, turn } from "../support/LlmServers.js"
+import { conversationOf, hang, turn } from "../support/LlmServers.js"
 import { anIntegration as setup, Llm, replyServices, withModel } from "../support/ReplySetup.js"
 import { layerTest } from "../support/Services.js"
 
@@ -193,4 +193,26 @@ describe("guardrails, with a model", () => {
         expect(second.raw).toContain("[password removed]")
       }))
   })
+})
+
+describe("guardrails, with a model that hangs", () => {
+  layer(withModel({ AI_REPLY_TIMEOUT: "1 second", AI_TIMEOUT: "20 seconds" }), { excludeTestServices: true, timeout: 60_000 })(
+    (it) => {
+      it.effect("the classifier counts in AI_REPLY_TIMEOUT: the rules' decision stands and the customer hears back", () =>
+        Effect.gen(function*() {
+          const llm = yield* Llm
+          llm.enqueue(hang)
+          const { ask } = yield* anIntegration({ customerMessageGuardrails: true, escalation: false })
+          const id = yield* ask("m1", "How long does shipping take?")
+          // The reply had no time left: the customer gets the fallback, not silence.
+          expect(yield* aiTexts(id)).toHaveLength(1)
+          const [record] = yield* decisionsOf(id)
+          expect(record!.guardrails).toMatchObject([{ action: "pass", by: "rules" }])
+          const sql = yield* SqlClient.SqlClient
+          const [outcome] = yield* sql<{ readonly error: string | null }>`
+            SELECT error FROM reply_metadata WHERE conversation_id = ${id}`.pipe(Effect.orDie)
+          expect(outcome!.error).toContain("AI_REPLY_TIMEOUT (1s)")
+        }))
+    }
+  )
 })
