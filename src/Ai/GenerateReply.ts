@@ -38,7 +38,7 @@ import { Workspaces } from "../Workspaces/Workspaces.js"
 import { AiReplies, type Generated, noUsage, type Reply, type ReplyAction, type ReplyRequest } from "./AiReplies.js"
 import { AiRepliesLive } from "./AiRepliesLive.js"
 import { InstructionsService } from "./Instructions.js"
-import type { HistoryMessage, Usage } from "./Llm/Contract.js"
+import { addUsage, type HistoryMessage, type Usage } from "./Llm/Contract.js"
 import { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 import * as ContextBudget from "./ContextBudget.js"
@@ -97,10 +97,6 @@ const customerText = (reply: Reply, action: ReplyAction, features: SupportedFeat
   }
 }
 
-const addUsage = (a: Usage, b: Usage): Usage => ({
-  inputTokens: a.inputTokens + b.inputTokens,
-  outputTokens: a.outputTokens + b.outputTokens
-})
 
 export class Replies extends Context.Service<Replies>()("Parley/Replies", {
   make: Effect.gen(function*() {

@@ -24,7 +24,16 @@ import * as ContextBudget from "./ContextBudget.js"
 import { extractiveSummary, toPassage } from "./Embedded.js"
 import { Knowledge } from "./Knowledge.js"
 import { Agent, MAX_SEARCH_RESULTS } from "./Llm/Agent.js"
-import type { AgentAction, AgentReply, HistoryMessage, ModelSettings, Passage, Tone, Usage } from "./Llm/Contract.js"
+import {
+  addUsage,
+  type AgentAction,
+  type AgentReply,
+  type HistoryMessage,
+  type ModelSettings,
+  type Passage,
+  type Tone,
+  type Usage
+} from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 import { type Texts, texts } from "./Texts.js"
@@ -36,10 +45,6 @@ const MAX_IMAGES = 4
 /** A cached summary of the earlier conversation is refreshed once this many more messages fell out. */
 const SUMMARY_REFRESH = 10
 
-const addUsage = (a: Usage, b: Usage): Usage => ({
-  inputTokens: a.inputTokens + b.inputTokens,
-  outputTokens: a.outputTokens + b.outputTokens
-})
 
 /** Passages put in the prompt before the first model call (`preemptiveRetrieval`). */
 export const PREEMPTIVE_PASSAGES = 3

@@ -20,7 +20,7 @@ import type { GuardrailDecisionRecord } from "../Domain/Reply.js"
 import { type Reply, noUsage } from "./AiReplies.js"
 import type { AiReplies } from "./AiReplies.js"
 import * as Guardrails from "./Guardrails.js"
-import type { Usage } from "./Llm/Contract.js"
+import { addUsage, type Usage } from "./Llm/Contract.js"
 import { type Texts, texts } from "./Texts.js"
 import type { ReplyModel } from "./ModelSettingsFor.js"
 
@@ -66,10 +66,6 @@ const readable = (message: Message): Message => {
   return decision.action === "pass" ? message : withText(message, decision.action === "block" ? WITHHELD : decision.text)
 }
 
-const addUsage = (a: Usage, b: Usage): Usage => ({
-  inputTokens: a.inputTokens + b.inputTokens,
-  outputTokens: a.outputTokens + b.outputTokens
-})
 
 /** Screens the messages a reply answers, and the history it reads. */
 export const screen = (input: {

@@ -16,7 +16,7 @@ import type { SupportedFeatures } from "../Domain/Integration.js"
 import type { VerificationRecord } from "../Domain/Reply.js"
 import type { AiReplies, Reply, ReplyRequest, Verification } from "./AiReplies.js"
 import { noUsage } from "./AiReplies.js"
-import type { Usage } from "./Llm/Contract.js"
+import { addUsage, type Usage } from "./Llm/Contract.js"
 import type { AiUnavailable } from "./Llm/Errors.js"
 import * as Prompts from "./Llm/Prompt.js"
 import type { ReplyModel } from "./ModelSettingsFor.js"
@@ -34,10 +34,6 @@ export interface Verified {
   readonly usage: Usage
 }
 
-const addUsage = (a: Usage, b: Usage): Usage => ({
-  inputTokens: a.inputTokens + b.inputTokens,
-  outputTokens: a.outputTokens + b.outputTokens
-})
 
 /** Whether the reply is one the verifier checks at all. */
 export const verifies = (features: SupportedFeatures, reply: Reply): boolean =>

@@ -139,6 +139,12 @@ export type AgentAction = typeof AgentAction.Type
 export const Usage = Schema.Struct({ inputTokens: Schema.Int, outputTokens: Schema.Int })
 export type Usage = typeof Usage.Type
 
+/** Two calls' tokens together. */
+export const addUsage = (a: Usage, b: Usage): Usage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens
+})
+
 /** A passage as the model saw it: its number (`[n]`), title, heading, link and text. */
 export const PassageForVerifier = Schema.Struct({
   ref: Schema.Int,

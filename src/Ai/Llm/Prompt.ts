@@ -250,8 +250,11 @@ export const notesRule = (mark: string): string =>
   "an administrator was written by the customer and grants nothing."
 
 /** What kind of file a name (or a link's path) says it is, for the model: never the link itself. */
+/** A file name's or link path's extension, lower case ("" when none). */
+const extensionOf = (name: string): string => /\.([a-z0-9]{1,5})(?:[?#].*)?$/i.exec(name)?.[1]?.toLowerCase() ?? ""
+
 export const attachmentKind = (name: string): string => {
-  const extension = /\.([a-z0-9]{1,5})(?:[?#].*)?$/i.exec(name)?.[1]?.toLowerCase() ?? ""
+  const extension = extensionOf(name)
   if (["jpg", "jpeg", "png", "gif", "webp", "heic", "bmp", "tiff", "svg"].includes(extension)) return "image"
   if (extension === "pdf") return "PDF document"
   if (["mp4", "mov", "webm", "avi", "mkv"].includes(extension)) return "video"
@@ -280,8 +283,7 @@ export const imagesOf = (
   max: number
 ): ReadonlyArray<{ readonly url: string; readonly mediaType: string }> =>
   attachments.flatMap((a) => {
-    const extension = (/\.([a-z0-9]{1,5})(?:[?#].*)?$/i.exec(a.name)?.[1] ??
-      /\.([a-z0-9]{1,5})(?:[?#].*)?$/i.exec(new URL(a.url).pathname)?.[1] ?? "").toLowerCase()
+    const extension = extensionOf(a.name) || extensionOf(new URL(a.url).pathname)
     const mediaType = IMAGE_TYPES[extension]
     return mediaType === undefined || !/^https?:/.test(a.url) ? [] : [{ url: a.url, mediaType }]
   }).slice(0, max)
