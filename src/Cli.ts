@@ -30,7 +30,7 @@ import * as AppConfig from "./Config.js"
 import { Replayed } from "./Delivery/Api.js"
 import { type AiSettingsUpdate, AiSettingsView, AiUsageReport } from "./Domain/AiSettings.js"
 import { DeliveryDetail, DeliveryJson } from "./Domain/Delivery.js"
-import { EventId, IntegrationId, TokenId, WorkspaceId } from "./Domain/Ids.js"
+import { ArticleId, EventId, IntegrationId, TokenId, WorkspaceId } from "./Domain/Ids.js"
 import { InstructionsJson } from "./Domain/Instructions.js"
 import { FeatureName, IntegrationJson } from "./Domain/Integration.js"
 import { ArticleJson } from "./Domain/Knowledge.js"
@@ -504,8 +504,57 @@ const kbList = Command.make("list", { ...connection, workspaceId }, (conn) =>
         as.length === 0 ? "No articles" : as.map((a) => `${a.id}  ${a.title}  ${a.url ?? ""}`).join("\n"))))
 ).pipe(Command.withDescription("List a workspace's knowledge-base articles"))
 
+const articleId = Argument.String("article-id").pipe(Argument.withSchema(ArticleId))
+
+/** The URL an updated article gets: the one given, none (`--remove-url`), else the one it has. */
+const updatedUrl = <E>(
+  conn: { readonly articleUrl: Option.Option<string>; readonly removeUrl: boolean },
+  current: Effect.Effect<string | null, E>
+): Effect.Effect<string | null, E | CliFailure> => {
+  if (conn.removeUrl && Option.isSome(conn.articleUrl)) {
+    return Effect.fail(new CliFailure({ message: "Give --article-url or --remove-url, not both" }))
+  }
+  if (conn.removeUrl) return Effect.succeed(null)
+  return Option.match(conn.articleUrl, { onSome: (url) => Effect.succeed(url), onNone: () => current })
+}
+
+const kbUpdate = Command.make(
+  "update",
+  {
+    ...connection,
+    workspaceId,
+    articleId,
+    file: Argument.String("FILE.md").pipe(
+      Argument.withDescription("The article's new text: its first # heading is the title, else the file name")
+    ),
+    articleUrl: Flag.String("article-url").pipe(Flag.optional, Flag.withDescription("Article URL (default: the one it has)")),
+    removeUrl: toggle("remove-url", "Remove the article's URL")
+  },
+  (conn) =>
+    admin(conn, (client) =>
+      Effect.gen(function*() {
+        const params = { workspaceId: conn.workspaceId, articleId: conn.articleId }
+        const url = yield* updatedUrl(
+          conn,
+          Effect.map(client.listArticles({ params }), (articles) =>
+            articles.find((article) => article.id === conn.articleId)?.url ?? null)
+        )
+        const article = yield* readArticle(conn.file, Option.none(), Option.none())
+        const updated = yield* client.updateArticle({ params, payload: { ...article, url } })
+        yield* print(conn, ArticleJson, updated, (a) => `Article ${a.title} updated: ${a.id}${a.url ? ` (${a.url})` : ""}`)
+      }))
+).pipe(Command.withDescription("Replace a knowledge-base article's title and body with a Markdown file"))
+
+const kbDelete = Command.make("delete", { ...connection, workspaceId, articleId }, (conn) =>
+  admin(conn, (client) =>
+    Effect.andThen(
+      client.deleteArticle({ params: { workspaceId: conn.workspaceId, articleId: conn.articleId } }),
+      conn.json ? Console.log(JSON.stringify({ deleted: conn.articleId })) : Console.log(`Article ${conn.articleId} deleted`)
+    ))
+).pipe(Command.withDescription("Delete a knowledge-base article (the AI no longer finds it)"))
+
 const kb = Command.make("kb").pipe(
-  Command.withSubcommands([kbAdd, kbList]),
+  Command.withSubcommands([kbAdd, kbList, kbUpdate, kbDelete]),
   Command.withDescription("Knowledge base (what the embedded responder answers from)")
 )
 

@@ -4,15 +4,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { InstructionsService } from "../Ai/Instructions.js"
-import { Knowledge } from "../Ai/Knowledge.js"
+import { type ArticleInput, Knowledge } from "../Ai/Knowledge.js"
 import { globalView, WorkspaceAiSettings } from "../Ai/Settings.js"
 import { Crypto } from "../Auth/Crypto.js"
 import * as AppConfig from "../Config.js"
 import type { AiSettingsUpdate } from "../Domain/AiSettings.js"
-import type { TokenId, WorkspaceId } from "../Domain/Ids.js"
+import type { ArticleId, TokenId, WorkspaceId } from "../Domain/Ids.js"
 import type { NewInstructions } from "../Domain/Instructions.js"
 import type { NewIntegration } from "../Domain/Integration.js"
-import type { Article } from "../Domain/Knowledge.js"
 import type { Tone } from "../Domain/Workspace.js"
 import { Integrations } from "../Integrations/Integrations.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
@@ -56,7 +55,7 @@ export class Admin extends Context.Service<Admin>()("Parley/Admin", {
     })
 
     const createArticle = Effect.fn("Admin.createArticle")(
-      function*(workspaceId: WorkspaceId, article: Pick<Article, "title" | "body" | "url">) {
+      function*(workspaceId: WorkspaceId, article: ArticleInput) {
         yield* workspaces.get(workspaceId)
         return yield* knowledge.addArticle(workspaceId, article)
       }
@@ -65,6 +64,18 @@ export class Admin extends Context.Service<Admin>()("Parley/Admin", {
     const listArticles = Effect.fn("Admin.listArticles")(function*(workspaceId: WorkspaceId) {
       yield* workspaces.get(workspaceId)
       return yield* knowledge.listArticles(workspaceId)
+    })
+
+    const updateArticle = Effect.fn("Admin.updateArticle")(
+      function*(workspaceId: WorkspaceId, articleId: ArticleId, article: ArticleInput) {
+        yield* workspaces.get(workspaceId)
+        return yield* knowledge.updateArticle(workspaceId, articleId, article)
+      }
+    )
+
+    const deleteArticle = Effect.fn("Admin.deleteArticle")(function*(workspaceId: WorkspaceId, articleId: ArticleId) {
+      yield* workspaces.get(workspaceId)
+      yield* knowledge.removeArticle(workspaceId, articleId)
     })
 
     /** The workspace's own AI settings, else the global default's (the key shown as set or not). */
@@ -91,6 +102,8 @@ export class Admin extends Context.Service<Admin>()("Parley/Admin", {
       listTones: (id: WorkspaceId) => workspaces.listTones(id),
       createArticle,
       listArticles,
+      updateArticle,
+      deleteArticle,
       getAiSettings,
       setAiSettings,
       clearAiSettings: (id: WorkspaceId) => Effect.asVoid(aiSettings.clear(id)),

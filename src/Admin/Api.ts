@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import { AdminAuth } from "../Auth/Api.js"
 import { AiSettingsUpdate, AiSettingsView, AiUsageReport, UsageDays } from "../Domain/AiSettings.js"
 import { NotFoundBody } from "../Domain/Errors.js"
-import { TokenId, WorkspaceId } from "../Domain/Ids.js"
+import { ArticleId, TokenId, WorkspaceId } from "../Domain/Ids.js"
 import { InstructionsJson, NewInstructions } from "../Domain/Instructions.js"
 import { IntegrationJson, NewIntegration } from "../Domain/Integration.js"
 import { ArticleJson, NewArticle } from "../Domain/Knowledge.js"
@@ -26,6 +26,7 @@ import {
 } from "../Domain/Workspace.js"
 
 const WorkspacePath = Schema.Struct({ workspaceId: WorkspaceId })
+const ArticlePath = Schema.Struct({ workspaceId: WorkspaceId, articleId: ArticleId })
 
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
@@ -148,6 +149,27 @@ export class AdminApi extends HttpApiGroup.make("admin")
       success: Schema.Array(ArticleJson).annotate({ description: "The workspace's knowledge-base articles" }),
       error: NotFoundBody
     }).annotate(OpenApi.Summary, "List a workspace's knowledge-base articles")
+  )
+  .add(
+    HttpApiEndpoint.put("updateArticle", "/workspaces/:workspaceId/articles/:articleId", {
+      params: ArticlePath,
+      payload: NewArticle,
+      success: ArticleJson,
+      error: NotFoundBody
+    })
+      .annotate(OpenApi.Summary, "Replace a knowledge-base article's title, body and URL")
+      .annotate(
+        OpenApi.Description,
+        "The whole article is replaced (a url left out removes the link) and its passages are cut again: the next " +
+          "search, the AI's included, finds the new text. 404 for an unknown article or another workspace's."
+      )
+  )
+  .add(
+    HttpApiEndpoint.delete("deleteArticle", "/workspaces/:workspaceId/articles/:articleId", {
+      params: ArticlePath,
+      success: HttpApiSchema.NoContent.annotate({ description: "Deleted: the AI no longer finds its passages" }),
+      error: NotFoundBody
+    }).annotate(OpenApi.Summary, "Delete a knowledge-base article (404 for an unknown one or another workspace's)")
   )
   .add(
     HttpApiEndpoint.get("getAiSettings", "/workspaces/:workspaceId/ai", {

@@ -25,6 +25,8 @@ export const AdminHttpLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("listInstructions", ({ params }) => admin.listInstructions(params.workspaceId))
       .handle("createArticle", ({ params, payload }) => admin.createArticle(params.workspaceId, payload))
       .handle("listArticles", ({ params }) => admin.listArticles(params.workspaceId))
+      .handle("updateArticle", ({ params, payload }) => admin.updateArticle(params.workspaceId, params.articleId, payload))
+      .handle("deleteArticle", ({ params }) => admin.deleteArticle(params.workspaceId, params.articleId))
       .handle("getAiSettings", ({ params }) => admin.getAiSettings(params.workspaceId))
       .handle("setAiSettings", ({ params, payload }) =>
         admin.setAiSettings(params.workspaceId, payload).pipe(inputFromBody))

@@ -3,7 +3,9 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { WorkspaceId } from "../Domain/Ids.js"
+import * as Option from "effect/Option"
+import { NotFound } from "../Domain/Errors.js"
+import type { ArticleId, WorkspaceId } from "../Domain/Ids.js"
 import type { Article } from "../Domain/Knowledge.js"
 import { orDieSql } from "../Sql.js"
 import { buildIndex, chunk, type Index, tokenize } from "./Bm25.js"
@@ -20,6 +22,11 @@ export interface Hit {
   readonly coverage: number
 }
 
+/** What an article is made of, as added or replaced. */
+export type ArticleInput = Pick<Article, "title" | "body" | "url">
+
+const articleNotFound = new NotFound({ detail: "Article not found" })
+
 export class Knowledge extends Context.Service<Knowledge>()("Parley/Knowledge", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -27,27 +34,66 @@ export class Knowledge extends Context.Service<Knowledge>()("Parley/Knowledge", 
     // Indexes are rebuilt only when the workspace's passages changed (cheap version query first).
     const cache = new Map<WorkspaceId, { readonly version: string; readonly index: Index; readonly chunks: Map<string, ChunkRow> }>()
 
+    const passagesOf = (workspaceId: WorkspaceId, articleId: ArticleId, body: string) =>
+      chunk(body).map((passage, ordinal) => ({
+        articleId,
+        workspaceId,
+        ordinal,
+        heading: passage.heading,
+        text: passage.text
+      }))
+
     const addArticle = Effect.fn("Knowledge.addArticle")(
-      function*(workspaceId: WorkspaceId, article: Pick<Article, "title" | "body" | "url">) {
+      function*(workspaceId: WorkspaceId, article: ArticleInput) {
         return yield* Effect.gen(function*() {
           const stored = yield* repo.insertArticle({ workspaceId, ...article })
-          yield* repo.insertChunks(
-            chunk(article.body).map((passage, ordinal) => ({
-              articleId: stored.id,
-              workspaceId,
-              ordinal,
-              heading: passage.heading,
-              text: passage.text
-            }))
-          )
+          yield* repo.insertChunks(passagesOf(workspaceId, stored.id, article.body))
           return stored
         }).pipe(sql.withTransaction)
       },
       orDieSql
     )
 
+    /** The workspace's article `articleId` (404 for an unknown one or another workspace's). */
+    const getArticle = Effect.fn("Knowledge.getArticle")(function*(workspaceId: WorkspaceId, articleId: ArticleId) {
+      const found = yield* repo.findArticle({ id: articleId, workspaceId })
+      return Option.isSome(found) ? found.value : yield* articleNotFound
+    }, orDieSql)
+
+    /**
+     * Replaces the workspace's article `articleId` (404 for an unknown one or another workspace's). Its
+     * passages are cut again as new rows, which changes the index's version: the next search, on any
+     * instance, finds the new text.
+     */
+    const updateArticle = Effect.fn("Knowledge.updateArticle")(
+      function*(workspaceId: WorkspaceId, articleId: ArticleId, article: ArticleInput) {
+        return yield* Effect.gen(function*() {
+          const updated = yield* repo.updateArticle({ id: articleId, workspaceId, ...article })
+          if (Option.isNone(updated)) return yield* articleNotFound
+          yield* repo.deleteChunks(workspaceId, articleId)
+          yield* repo.insertChunks(passagesOf(workspaceId, articleId, article.body))
+          return updated.value
+        }).pipe(sql.withTransaction)
+      },
+      orDieSql
+    )
+
+    /** Deletes the workspace's article `articleId` and its passages (404 for an unknown one or another workspace's). */
+    const removeArticle = Effect.fn("Knowledge.removeArticle")(
+      function*(workspaceId: WorkspaceId, articleId: ArticleId) {
+        const deleted = yield* repo.deleteArticle({ id: articleId, workspaceId })
+        if (Option.isNone(deleted)) return yield* articleNotFound
+      },
+      orDieSql
+    )
+
     const listArticles = Effect.fn("Knowledge.listArticles")(function*(workspaceId: WorkspaceId) {
       return yield* repo.listArticles(workspaceId)
+    }, orDieSql)
+
+    /** The workspace's articles, oldest first, with their sizes instead of their bodies. */
+    const listSummaries = Effect.fn("Knowledge.listSummaries")(function*(workspaceId: WorkspaceId) {
+      return yield* repo.listSummaries(workspaceId)
     }, orDieSql)
 
     const indexOf = (workspaceId: WorkspaceId) =>
@@ -88,7 +134,7 @@ export class Knowledge extends Context.Service<Knowledge>()("Parley/Knowledge", 
       })
     })
 
-    return { addArticle, listArticles, search } as const
+    return { addArticle, getArticle, updateArticle, removeArticle, listArticles, listSummaries, search } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(this, this.make)
