@@ -7,6 +7,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
@@ -259,6 +260,9 @@ export const MaxAttachments = integerIn("PARLEY_MAX_ATTACHMENTS", 0, 1000, 20)
 /** How long the previous webhook secret stays valid after a rotation. */
 export const SecretRotationGrace = durationIn("PARLEY_SECRET_ROTATION_GRACE", 0, Duration.days(30), Duration.hours(24))
 
+/** How long a dashboard sign-in lasts (docs/dashboard.md). */
+export const DashboardSessionTtl = durationIn("PARLEY_DASHBOARD_SESSION_TTL", Duration.minutes(5), Duration.days(7), Duration.hours(8))
+
 /**
  * How long a valid API token's lookup is remembered. Revoking through this instance takes effect at
  * once; another instance sharing the database may accept a revoked token for up to this long. 0 = off.
@@ -412,6 +416,52 @@ export const DEFAULT_FALLBACK_MESSAGE = "I'm sorry, I can't answer right now. Pl
  */
 export const AiFallbackMessage = Config.NonEmptyString("AI_FALLBACK_MESSAGE").pipe(
   Config.withDefault(DEFAULT_FALLBACK_MESSAGE)
+)
+
+/** What a model costs, in US dollars per million tokens it reads (`input`) and writes (`output`). */
+export interface ModelPrice {
+  readonly input: number
+  readonly output: number
+}
+
+const PRICE = /^(\d+(\.\d*)?|\.\d+)$/
+const PRICES_EXAMPLE = "gpt-4o-mini=0.15/0.60,claude-3-5-haiku=0.80/4.00"
+
+/**
+ * `AI_PRICES` as written: `model=input/output` entries separated by commas, in USD per million tokens.
+ * An entry splits at its last `=`, so that a model name may hold `/` or `:` (`meta-llama/Llama-3.1-8B`,
+ * `llama3.2:latest`); names are matched exactly. The failure is the reason, naming the entry.
+ */
+export const parseAiPrices = (text: string): Result.Result<ReadonlyMap<string, ModelPrice>, string> => {
+  const prices = new Map<string, ModelPrice>()
+  for (const entry of text.split(",").map((part) => part.trim()).filter((part) => part !== "")) {
+    const at = entry.lastIndexOf("=")
+    const model = entry.slice(0, Math.max(at, 0)).trim()
+    const [input = "", output = "", ...extra] = entry.slice(at + 1).split("/").map((part) => part.trim())
+    if (at < 0 || model === "" || extra.length > 0 || !PRICE.test(input) || !PRICE.test(output)) {
+      return Result.fail(
+        `AI_PRICES entry ${JSON.stringify(entry)} should be model=input/output in USD per million tokens ` +
+          `(e.g. ${PRICES_EXAMPLE})`
+      )
+    }
+    if (prices.has(model)) return Result.fail(`AI_PRICES names the model ${JSON.stringify(model)} twice`)
+    prices.set(model, { input: Number(input), output: Number(output) })
+  }
+  return Result.succeed(prices)
+}
+
+/**
+ * Prices of models by name, for the dashboard's estimated cost of AI replies (docs/dashboard.md); a
+ * model without one has no estimate. Unset or empty: none.
+ */
+export const AiPrices: Config.Config<ReadonlyMap<string, ModelPrice>> = Config.String("AI_PRICES").pipe(
+  Config.withDefault(""),
+  Config.mapEffect((text) =>
+    Result.match(parseAiPrices(text), {
+      onFailure: (reason) => Effect.fail(settingError("AI_PRICES", reason)),
+      onSuccess: (prices) => Effect.succeed(prices)
+    })
+  )
 )
 
 /**

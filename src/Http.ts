@@ -51,6 +51,7 @@ import { AdminAuthLive, HelpdeskAuthLive, WorkspaceAuthLive } from "./Auth/Http.
 import * as AppConfig from "./Config.js"
 import { WebhooksHttpLive } from "./Conversations/Http.js"
 import { CustomersHttpLive } from "./Customers/Http.js"
+import { DashboardLive } from "./Dashboard/Http.js"
 import { DeliveriesHttpLive } from "./Delivery/Http.js"
 import { RateLimited, Unauthorized, ValidationError } from "./Domain/Errors.js"
 import { formatIssue, type Location, type ValidationItem } from "./Domain/Validation.js"
@@ -134,10 +135,14 @@ const isRouteNotFound = (error: unknown): boolean =>
  */
 const asJson = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
   const type = request.headers["content-type"]
-  return type === undefined || (type.split(";")[0] ?? "").trim().toLowerCase() === "application/json"
+  return type === undefined || isDashboard(request) || (type.split(";")[0] ?? "").trim().toLowerCase() === "application/json"
     ? request
     : request.modify({ headers: Headers.set(request.headers, "content-type", "application/json") })
 }
+
+/** The dashboard's pages (`Dashboard/Http.ts`) take forms, not JSON. */
+const isDashboard = (request: HttpServerRequest.HttpServerRequest) =>
+  request.url === "/dashboard" || request.url.startsWith("/dashboard/") || request.url.startsWith("/dashboard?")
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.method === "POST" || request.method === "PUT" || request.method === "PATCH"
@@ -463,7 +468,7 @@ const RejectionsLive = Layer.effectDiscard(
  */
 export const HttpLive = Layer.unwrap(
   Effect.map(AppConfig.LogRequests, (enabled) =>
-    HttpRouter.serve(Layer.mergeAll(ApiLive, DocsLive, EdgeLive), {
+    HttpRouter.serve(Layer.mergeAll(ApiLive, DocsLive, DashboardLive, EdgeLive), {
       middleware: accessLog({ enabled }),
       disableLogger: true,
       disableListenLog: true

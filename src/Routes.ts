@@ -9,6 +9,7 @@ import * as HttpApi from "effect/http-api/HttpApi"
 import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
 import { Api } from "./Api.js"
+import { dashboardRoutes } from "./Dashboard/Http.js"
 
 export interface Route {
   readonly method: string
@@ -18,8 +19,12 @@ export interface Route {
   readonly template: string
 }
 
-/** The routes Parley serves besides the API's endpoints (`Http.ts`). */
-const OTHER_ROUTES: ReadonlyArray<readonly [method: string, path: string]> = [["GET", "/openapi.json"], ["GET", "/docs"]]
+/** The routes Parley serves besides the API's endpoints: `Http.ts`'s, and the dashboard's. */
+const otherRoutes = (): ReadonlyArray<readonly [method: string, path: string]> => [
+  ["GET", "/openapi.json"],
+  ["GET", "/docs"],
+  ...dashboardRoutes.map((route) => [route.method, route.path] as const)
+]
 
 /** A router path (`:name` parameters) as a template (`{name}`), as `OpenApi.fromApi` writes it. */
 export const templateOf = (path: string): string => path.replace(/:(\w+)/g, "{$1}")
@@ -45,12 +50,15 @@ const matchers = (): ReadonlyArray<Matcher> => {
     onEndpoint: ({ endpoint }) =>
       found.push({ method: endpoint.method, path: endpoint.path, template: templateOf(endpoint.path) })
   })
-  for (const [method, path] of OTHER_ROUTES) found.push({ method, path, template: templateOf(path) })
+  for (const [method, path] of otherRoutes()) found.push({ method, path, template: templateOf(path) })
   table = found.map((route) => ({
     ...route,
     // As the router matches: in any letter case, with or without a trailing slash.
     pattern: new RegExp(
-      `^${route.template.split("/").map((segment) => PARAMETER.test(segment) ? "[^/]+" : escape(segment)).join("/")}/?$`,
+      `^${
+        route.template.replace(/\/\*$/, "").split("/").map((segment) => PARAMETER.test(segment) ? "[^/]+" : escape(segment))
+          .join("/")
+      }${route.template.endsWith("/*") ? "(/.*)?" : "/?"}$`,
       "i"
     )
   }))

@@ -46,6 +46,7 @@ const settings: ReadonlyArray<Config.Config<unknown>> = [
   AppConfig.MaxMessageChars,
   AppConfig.MaxAttachments,
   AppConfig.SecretRotationGrace,
+  AppConfig.DashboardSessionTtl,
   AppConfig.TokenCacheTtl,
   AppConfig.IntegrationCacheTtl,
   AppConfig.SeedDemo,
@@ -63,6 +64,7 @@ const settings: ReadonlyArray<Config.Config<unknown>> = [
   AppConfig.AiMaxRetries,
   AppConfig.AiMaxTurns,
   AppConfig.AiFallbackMessage,
+  AppConfig.AiPrices,
   LoggingConfig,
   TelemetryConfig
 ]

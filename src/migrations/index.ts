@@ -14,6 +14,7 @@ import guardrailsAndVerification from "./0012_guardrails_and_verification.js"
 import conversationLanguage from "./0013_conversation_language.js"
 import contextSummary from "./0014_context_summary.js"
 import instructions from "./0015_instructions.js"
+import dashboardIndexes from "./0016_dashboard_indexes.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -31,7 +32,8 @@ const all = {
   "0012_guardrails_and_verification": guardrailsAndVerification,
   "0013_conversation_language": conversationLanguage,
   "0014_context_summary": contextSummary,
-  "0015_instructions": instructions
+  "0015_instructions": instructions,
+  "0016_dashboard_indexes": dashboardIndexes
 }
 
 export const migrations = Migrator.fromRecord(all)

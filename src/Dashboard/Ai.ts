@@ -1,0 +1,3 @@
+import type { DashboardRoute, DashboardServices } from "./Page.js"
+
+export const AiRoutes: ReadonlyArray<DashboardRoute<DashboardServices>> = []

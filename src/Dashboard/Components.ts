@@ -1,0 +1,94 @@
+/** Pieces the dashboard's pages share: the page frame of a workspace, times, badges, copy buttons, tabs. */
+import * as DateTime from "effect/DateTime"
+import * as Option from "effect/Option"
+import type { Integration } from "../Domain/Integration.js"
+import { type Html, html, type Interpolated } from "./Html.js"
+import { layout, type Section } from "./Layout.js"
+import { htmlResponse, type PageRequest, type SignedInRequest, type WorkspaceRequest } from "./Page.js"
+
+/** A whole page of a workspace: its frame, navigation and `body`. */
+export const workspacePage = (
+  request: WorkspaceRequest,
+  options: { readonly title: string; readonly section: Section; readonly body: Html; readonly status?: number }
+) =>
+  htmlResponse(
+    layout({
+      title: options.title,
+      session: Option.some(request.session),
+      workspace: { id: request.workspace.id, name: request.workspace.name },
+      section: options.section,
+      body: options.body
+    }),
+    options.status ?? 200
+  )
+
+/** A whole page outside any workspace (the operator's list of workspaces). */
+export const plainPage = (
+  request: SignedInRequest,
+  options: { readonly title: string; readonly section?: Section; readonly body: Html; readonly status?: number }
+) =>
+  htmlResponse(
+    layout({ title: options.title, session: Option.some(request.session), section: options.section, body: options.body }),
+    options.status ?? 200
+  )
+
+/** A time as UTC, machine-readable in `datetime`. */
+export const time = (at: DateTime.DateTime | Date | string | null | undefined): Html => {
+  if (at === null || at === undefined) return html`<span class="muted">—</span>`
+  const date = typeof at === "string" ? new Date(at) : at instanceof Date ? at : DateTime.toDateUtc(at)
+  if (Number.isNaN(date.getTime())) return html`${String(at)}`
+  const iso = date.toISOString()
+  return html`<time datetime="${iso}">${iso.slice(0, 19).replace("T", " ")} UTC</time>`
+}
+
+/** A status word, coloured by its class and readable without colour. */
+export const badge = (status: string): Html => html`<span class="badge s-${status}">${status}</span>`
+
+/** A value with a button that copies it (the button works with the script; the value is selectable anyway). */
+export const copyable = (id: string, value: string, label = "Copy"): Html =>
+  html`<span class="row"><code id="${id}" class="secret">${value}</code><button type="button" class="secondary" data-copy="${id}" aria-label="${label}: ${id}">${label}</button></span>`
+
+/** The path of a workspace's page. */
+export const workspacePath = (request: WorkspaceRequest, rest = "") => `/dashboard/w/${request.workspace.id}${rest}`
+
+/** The path of one of an integration's pages. */
+export const integrationPath = (request: WorkspaceRequest, integrationId: string, rest = "") =>
+  workspacePath(request, `/integrations/${integrationId}${rest}`)
+
+export type IntegrationTab = "settings" | "conversations" | "deliveries"
+
+/** An integration's name and its pages' tabs. */
+export const integrationHeader = (request: WorkspaceRequest, integration: Integration, active: IntegrationTab): Html => {
+  const tab = (name: IntegrationTab, label: string, rest: string) =>
+    html`<a href="${integrationPath(request, integration.integrationId, rest)}"${
+      active === name ? html` aria-current="page"` : ""
+    }>${label}</a>`
+  return html`
+<p><a href="${workspacePath(request, "/integrations")}">Integrations</a> ›</p>
+<h1>${integration.settings.name}</h1>
+<p class="row"><span>Integration ID</span> ${copyable(`integration-id-${integration.integrationId}`, integration.integrationId, "Copy ID")}</p>
+<nav class="tabs" aria-label="Integration">
+  ${tab("settings", "Settings", "")}
+  ${tab("conversations", "Conversations", "/conversations")}
+  ${tab("deliveries", "Deliveries", "/deliveries")}
+</nav>`
+}
+
+/** A `<select>`'s options, `selected` marked. */
+export const options = (
+  choices: ReadonlyArray<readonly [value: string, label: string]>,
+  selected: string | undefined
+): Interpolated => choices.map(([value, label]) => html`<option value="${value}"${value === selected ? html` selected` : ""}>${label}</option>`)
+
+/**
+ * The notice of what a form did, after its redirect: `?done=<code>` names one of the page's own
+ * `messages` (a link cannot put text of its own on the page); other codes show nothing.
+ */
+export const doneNotice = (request: PageRequest, messages: Readonly<Record<string, string>>): Html => {
+  const code = request.url.searchParams.get("done")
+  return notice(code !== null && Object.hasOwn(messages, code) ? messages[code] : undefined)
+}
+
+/** A notice after a form, announced to screen readers. */
+export const notice = (text: string | undefined): Html =>
+  text === undefined || text === "" ? html`` : html`<p class="notice" role="status">${text}</p>`
