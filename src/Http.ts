@@ -52,8 +52,10 @@ import * as AppConfig from "./Config.js"
 import { WebhooksHttpLive } from "./Conversations/Http.js"
 import { CustomersHttpLive } from "./Customers/Http.js"
 import { DashboardLive } from "./Dashboard/Http.js"
+import { messagePage } from "./Dashboard/Page.js"
 import { DeliveriesHttpLive } from "./Delivery/Http.js"
 import { RateLimited, Unauthorized, ValidationError } from "./Domain/Errors.js"
+import { decodeJsonText, jsonDepth, MAX_JSON_DEPTH } from "./Domain/Primitives.js"
 import { formatIssue, type Location, type ValidationItem } from "./Domain/Validation.js"
 import { HealthHttpLive } from "./Health/Http.js"
 import { HelpdeskHttpLive } from "./Helpdesk/Http.js"
@@ -63,26 +65,6 @@ import { accessLog, writeAccessRecord } from "./Observability/AccessLog.js"
 import { httpDurationOf, httpRequestsOf } from "./Observability/Metrics.js"
 import { routeOf } from "./Routes.js"
 import { isDatabaseUnavailable, isForeignKeyViolation } from "./Sql.js"
-
-/** Deepest JSON nesting a body may have (objects and arrays). */
-const MAX_JSON_DEPTH = 64
-
-/** The deepest nesting of objects and arrays in JSON text, counted without parsing it. */
-const jsonDepth = (text: string): number => {
-  let depth = 0
-  let deepest = 0
-  let inString = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (inString) {
-      if (c === 92) i++ // backslash: skip the escaped character
-      else if (c === 34) inString = false
-    } else if (c === 34) inString = true
-    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth)
-    else if (c === 125 || c === 93) depth--
-  }
-  return deepest
-}
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   HttpServerResponse.jsonUnsafe(body, { status, headers })
@@ -94,6 +76,16 @@ const jsonInvalidItem = (msg: string): ValidationItem => ({ loc: ["body"], msg, 
 const jsonInvalid = (msg: string) => unprocessable([jsonInvalidItem(msg)])
 
 const tooLarge = json(413, { detail: "Request body too large" })
+
+/** A dashboard form over the limit: a page for the browser, not the API's JSON. */
+const formTooLarge = messagePage(
+  413,
+  "Too large",
+  "This form is larger than this Parley accepts (PARLEY_BODY_LIMIT): nothing was saved. Go back and shorten it.",
+  Option.none()
+)
+
+const tooLargeFor = (request: HttpServerRequest.HttpServerRequest) => isDashboard(request) ? formTooLarge : tooLarge
 
 /**
  * The client closed the connection before it sent the whole request: nginx's 499 "client closed
@@ -170,8 +162,6 @@ const problemsOf = (location: Location, schema: Schema.Top, input: unknown) =>
   Schema.decodeUnknownEffect(Schema.make<Schema.Decoder<unknown>>(schema.ast), { errors: "all" })(input).pipe(
     Effect.match({ onFailure: (error) => formatIssue(location, error.issue), onSuccess: (): Array<ValidationItem> => [] })
   )
-
-const decodeJsonText = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))
 
 /**
  * The problems of the body: none sent (`missing`), not JSON (`json_invalid`), or those of the JSON it
@@ -315,11 +305,11 @@ const EdgeLive = HttpRouter.middleware(
         const started = yield* Clock.currentTimeMillis
 
         const handle = Effect.gen(function*() {
-          if (Number(request.headers["content-length"] ?? "0") > limit) return tooLarge
+          if (Number(request.headers["content-length"] ?? "0") > limit) return tooLargeFor(request)
           if (hasBody(request)) {
             const read = yield* Effect.result(request.text)
             if (Result.isFailure(read)) {
-              if (isTooLarge(read.failure)) return tooLarge
+              if (isTooLarge(read.failure)) return tooLargeFor(request)
               // Node's parser refused the body (malformed chunks, the request timeout) and answered it
               // itself (`NodeServer.ts`): this is what it answered, for the records.
               const refused = refusedBody(request.source)
@@ -332,7 +322,8 @@ const EdgeLive = HttpRouter.middleware(
               if (clientClosed(request.source)) return clientClosedRequest
               return yield* Effect.die(read.failure)
             }
-            if (jsonDepth(read.success) > MAX_JSON_DEPTH) {
+            // A dashboard form is urlencoded: its JSON fields are checked where they are read.
+            if (!isDashboard(request) && jsonDepth(read.success) > MAX_JSON_DEPTH) {
               return jsonInvalid(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
             }
           }
@@ -345,7 +336,7 @@ const EdgeLive = HttpRouter.middleware(
           Effect.catchCause((cause) => {
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
             const error = Option.getOrElse(Cause.findErrorOption(cause), () => Cause.squash(cause))
-            if (isTooLarge(error)) return Effect.succeed(tooLarge)
+            if (isTooLarge(error)) return Effect.succeed(tooLargeFor(request))
             if (isRouteNotFound(error)) return Effect.succeed(json(404, { detail: "Not Found" }))
             // Typed errors are encoded by HttpApi before they get here: anything else is a defect.
             return internal(request, cause)

@@ -38,7 +38,9 @@ export default defineConfig({
         ? []
         : [{
           extends: true as const,
-          test: { name: "postgres", env: { PARLEY_TEST_DB: "postgres" }, exclude: databaseFree }
+          // The browser tests drive the UI: what the database does under it is tested on both projects
+          // (test/Dashboard), so they run once.
+          test: { name: "postgres", env: { PARLEY_TEST_DB: "postgres" }, exclude: [...databaseFree, "test/Browser/**"] }
         }])
     ]
   }

@@ -10,6 +10,9 @@ import * as Layer from "effect/Layer"
 import * as AppConfig from "../Config.js"
 import { RateLimited } from "../Domain/Errors.js"
 
+/** The most keys kept (about 100 bytes each). */
+const MAX_KEYS = 100_000
+
 interface Bucket {
   tokens: number
   updatedAt: number
@@ -26,7 +29,14 @@ export class RateLimiter extends Context.Service<RateLimiter>()("Parley/RateLimi
       Effect.gen(function*() {
         if (perMinute <= 0) return
         const now = yield* Clock.currentTimeMillis
-        const bucket = buckets.get(key) ?? { tokens: perMinute, updatedAt: now }
+        const known = buckets.get(key)
+        // Keys are API tokens and, for dashboard sign-ins, client addresses (any number of them): the
+        // oldest is forgotten beyond `MAX_KEYS` (a forgotten bucket starts full again).
+        if (known === undefined && buckets.size >= MAX_KEYS) {
+          const oldest = buckets.keys().next()
+          if (oldest.done !== true) buckets.delete(oldest.value)
+        }
+        const bucket = known ?? { tokens: perMinute, updatedAt: now }
         bucket.tokens = Math.min(perMinute, bucket.tokens + (now - bucket.updatedAt) * refillPerMilli)
         bucket.updatedAt = now
         buckets.set(key, bucket)

@@ -8,7 +8,6 @@
  * Forms validate as the admin API does (the same schemas), and answer 422 with each problem next to
  * its field, nothing stored.
  */
-import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -18,7 +17,6 @@ import { type ArticleInput, type Hit, Knowledge } from "../Ai/Knowledge.js"
 import type { ArticleSummary } from "../Ai/KnowledgeRepo.js"
 import { MAX_SEARCH_RESULTS } from "../Ai/Llm/Agent.js"
 import { PREEMPTIVE_PASSAGES } from "../Ai/ModelReplies.js"
-import * as AppConfig from "../Config.js"
 import type { AiSettingsView } from "../Domain/AiSettings.js"
 import { decodeInput, type InvalidInput } from "../Domain/Errors.js"
 import { ArticleId, type IntegrationId } from "../Domain/Ids.js"
@@ -35,7 +33,8 @@ import {
   ReportDays,
   type ReportLine
 } from "./AiReport.js"
-import { notice, options, time, workspacePage, workspacePath } from "./Components.js"
+import { externalLink, fieldError, invalidIf, notice, options, time, workspacePage, workspacePath } from "./Components.js"
+import { DashboardSettings } from "./Settings.js"
 import { type Html, html } from "./Html.js"
 import {
   csrfField,
@@ -85,12 +84,6 @@ const aiPage = (
 ${page.body}`
   })
 
-/**
- * A setting a page explains or uses. Every setting is validated at start (`Startup.ts`), so reading it
- * here cannot fail; the dashboard's handlers get services, not config layers, hence the read here.
- */
-const setting = <A>(config: Config.Config<A>) => Effect.orDie(config)
-
 /** What each `?done=` after a form says (never text from the URL itself). */
 const DONE: Readonly<Record<string, string>> = {
   instructions: "Instructions saved: the next replies follow them.",
@@ -114,13 +107,6 @@ const fieldErrorsOf = (error: InvalidInput, fieldOf: (name: string) => string = 
   return errors
 }
 
-/** The attributes that tie an input to its problem, if it has one. */
-const invalidIf = (id: string, error: string | undefined): Html =>
-  error === undefined ? html`` : html` aria-invalid="true" aria-describedby="${id}-error"`
-
-const fieldError = (id: string, error: string | undefined): Html =>
-  error === undefined ? html`` : html`<p id="${id}-error" class="field-error" role="alert">${error}</p>`
-
 /** A textarea's text as typed: browsers send line breaks as CRLF, which would count twice against a limit. */
 const textAreaField = (request: WorkspaceRequest, name: string) => (field(request, name) ?? "").replace(/\r\n?/g, "\n")
 
@@ -128,10 +114,6 @@ const textAreaField = (request: WorkspaceRequest, name: string) => (field(reques
 const multiline = (text: string): Html => html`${text.split("\n").map((line, i) => i === 0 ? line : html`<br>${line}`)}`
 
 const count = (n: number) => n.toLocaleString("en-US")
-
-/** An article's link: a link only when it is http(s) (as the schema requires), else its text. */
-const externalLink = (url: string): Html =>
-  /^https?:\/\//i.test(url) ? html`<a href="${url}" rel="noreferrer">${url}</a>` : html`${url}`
 
 // -------------------------------------------------------------------------------------------------
 // Model and standing instructions
@@ -385,7 +367,7 @@ const passageItem = (request: WorkspaceRequest, hit: Hit): Html => html`
 const searchSection = (request: WorkspaceRequest, query: string) =>
   Effect.gen(function*() {
     const hits = query === "" ? [] : yield* Knowledge.use((knowledge) => knowledge.search(request.workspace.id, query, MAX_SEARCH_RESULTS))
-    const thresholds = yield* setting(AppConfig.EmbeddedConfig)
+    const thresholds = (yield* DashboardSettings).embedded
     const results = query === "" ? "" : html`
 <h3>Passages for “${query}”</h3>
 <p role="status">${passagesFound(hits.length)} ${embeddedVerdict(hits[0], thresholds)}</p>
@@ -423,7 +405,7 @@ const articleRow = (request: WorkspaceRequest, article: ArticleSummary): Html =>
 const articlesSection = (request: WorkspaceRequest, articles: ReadonlyArray<ArticleSummary>): Html => html`
 <section class="panel" aria-labelledby="articles-heading">
   <h2 id="articles-heading">Articles (${articles.length})</h2>
-  <div class="table-wrap"><table>
+  <div class="table-wrap" tabindex="0"><table>
     <thead><tr><th scope="col">Title</th><th scope="col">Link</th><th scope="col">Created</th><th scope="col">Size</th><th scope="col">Actions</th></tr></thead>
     <tbody>${
   articles.length === 0
@@ -558,7 +540,7 @@ const daysForm = (request: WorkspaceRequest, value: string, error: string | unde
 ${fieldError("report-days", error)}`
 
 const activityTable = (report: Report, nameOf: (id: string) => string): Html => html`
-<div class="table-wrap"><table>
+<div class="table-wrap" tabindex="0"><table>
   <caption class="visually-hidden">AI activity per integration and day</caption>
   <thead><tr>
     <th scope="col">Day (UTC)</th><th scope="col">Integration</th><th scope="col">Answered by the AI alone</th>
@@ -584,7 +566,7 @@ const modelRow = (line: ReportLine, use: ModelUse, nameOf: (id: string) => strin
 
 const modelsTable = (report: Report, nameOf: (id: string) => string): Html => html`
 <h3>By model</h3>
-<div class="table-wrap"><table>
+<div class="table-wrap" tabindex="0"><table>
   <caption class="visually-hidden">AI replies and tokens per integration, day and model</caption>
   <thead><tr>
     <th scope="col">Day (UTC)</th><th scope="col">Integration</th><th scope="col">Provider</th><th scope="col">Model</th>
@@ -628,10 +610,10 @@ const reportRoute = workspaceRoute("GET", "/dashboard/w/:workspaceId/ai/report",
       const typed = request.url.searchParams.get("days") ?? ""
       return page(html`<h2>Report per integration and day</h2>${daysForm(request, typed, days.failure)}`, 422)
     }
-    const prices = yield* setting(AppConfig.AiPrices)
+    const prices = (yield* DashboardSettings).aiPrices
     const report = yield* readReport(request.workspace.id, days.success, prices)
     const integrations = yield* Admin.use((admin) => admin.listIntegrations(request.workspace.id))
-    const names = new Map(integrations.map((integration) => [integration.integrationId as string, integration.settings.name]))
+    const names = new Map<string, string>(integrations.map((integration) => [integration.integrationId, integration.settings.name]))
     const nameOf = (id: string) => names.get(id) ?? id
     return page(html`<h2>Report per integration and day</h2>
 ${daysForm(request, String(days.success), undefined)}

@@ -13,8 +13,7 @@ import { decodeInput, NotFound } from "../Domain/Errors.js"
 import { TokenId } from "../Domain/Ids.js"
 import { NewToken } from "../Domain/Workspace.js"
 import { Integrations } from "../Integrations/Integrations.js"
-import { Workspaces } from "../Workspaces/Workspaces.js"
-import { badge, copyable, doneNotice, time, workspacePage, workspacePath } from "./Components.js"
+import { badge, copyable, doneNotice, fieldError, invalidIf, time, workspacePage, workspacePath } from "./Components.js"
 import { type Html, html } from "./Html.js"
 import { csrfField, field, param, seeOther, type WorkspaceRequest, workspaceRoute } from "./Page.js"
 
@@ -22,7 +21,6 @@ import { csrfField, field, param, seeOther, type WorkspaceRequest, workspaceRout
 type Outcome =
   | { readonly _tag: "None" }
   | { readonly _tag: "TokenCreated"; readonly token: string; readonly name: string | null }
-  | { readonly _tag: "SecretRotated"; readonly secret: string; readonly previousUntil: DateTime.Utc }
   | { readonly _tag: "Invalid"; readonly field: "token-name"; readonly message: string }
 
 const none: Outcome = { _tag: "None" }
@@ -45,7 +43,7 @@ const tokensSection = (request: WorkspaceRequest, outcome: Outcome) =>
         }</div>`
         : ""
     }
-  <div class="table-wrap"><table>
+  <div class="table-wrap" tabindex="0"><table>
     <thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
     <tbody>${
       tokens.map((token) =>
@@ -67,31 +65,23 @@ const tokensSection = (request: WorkspaceRequest, outcome: Outcome) =>
   <form method="post" action="${workspacePath(request, "/api/tokens")}">
     ${csrfField(request.session)}
     <label for="token-name">New token's name <span class="hint">Optional: where it will be used (“production”, “staging”)</span></label>
-    <input id="token-name" name="name" type="text" maxlength="${MAX_TOKEN_NAME}"
-      ${invalid === undefined ? "" : html`aria-invalid="true" aria-describedby="token-name-error"`}>
-    ${invalid === undefined ? "" : html`<p id="token-name-error" class="field-error">${invalid.message}</p>`}
+    <input id="token-name" name="name" type="text" maxlength="${MAX_TOKEN_NAME}"${invalidIf("token-name", invalid?.message)}>
+    ${fieldError("token-name", invalid?.message)}
     <p><button type="submit">Create API token</button></p>
   </form>
 </section>`
   })
 
-const secretSection = (request: WorkspaceRequest, outcome: Outcome) =>
+const secretSection = (request: WorkspaceRequest) =>
   Effect.gen(function*() {
     const now = yield* DateTime.now
-    const reveal = request.url.searchParams.get("reveal") === "secret" || outcome._tag === "SecretRotated"
-    const secret = reveal
-      ? Option.some(
-        outcome._tag === "SecretRotated"
-          ? outcome.secret
-          : (yield* Admin.use((admin) => admin.getWorkspace(request.workspace.id))).webhookSecret
-      )
+    const secret = request.url.searchParams.get("reveal") === "secret"
+      ? Option.some((yield* Admin.use((admin) => admin.getWorkspace(request.workspace.id))).webhookSecret)
       : Option.none<string>()
-    const previousUntil = outcome._tag === "SecretRotated"
-      ? Option.some(outcome.previousUntil)
-      : Option.filter(
-        Option.fromNullishOr(request.workspace.previousSecretExpiresAt),
-        (until) => DateTime.isGreaterThan(until, now)
-      )
+    const previousUntil = Option.filter(
+      Option.fromNullishOr(request.workspace.previousSecretExpiresAt),
+      (until) => DateTime.isGreaterThan(until, now)
+    )
     return html`
 <section class="panel" aria-labelledby="secret-heading">
   <h2 id="secret-heading">Webhook secret</h2>
@@ -143,7 +133,7 @@ const apiPage = (request: WorkspaceRequest, outcome: Outcome, status = 200) =>
   Effect.gen(function*() {
     const sections: ReadonlyArray<Html> = [
       yield* tokensSection(request, outcome),
-      yield* secretSection(request, outcome),
+      yield* secretSection(request),
       yield* integrationIdsSection(request)
     ]
     return workspacePage(request, {
@@ -151,7 +141,12 @@ const apiPage = (request: WorkspaceRequest, outcome: Outcome, status = 200) =>
       section: "api",
       status,
       body: html`<h1>API</h1>
-${doneNotice(request, { revoked: "Token revoked: calls with it now answer 401." })}
+${
+        doneNotice(request, {
+          revoked: "Token revoked: calls with it now answer 401.",
+          rotated: "Webhook secret rotated: the new one is shown below."
+        })
+      }
 <dl class="facts"><dt>Workspace ID</dt><dd>${copyable("workspace-id", request.workspace.id)}</dd>
 <dt>API base URL</dt><dd><code>${baseUrl(request)}</code> <a href="/docs">API reference</a></dd></dl>
 ${sections}`
@@ -178,7 +173,12 @@ const createToken = workspaceRoute("POST", "/dashboard/w/:workspaceId/api/tokens
     const name = decoded.success.name
     const created = yield* Admin.use((admin) => admin.createToken(request.workspace.id, name))
     yield* Effect.logInfo("API token created from the dashboard").pipe(
-      Effect.annotateLogs({ "workspace.id": request.workspace.id, "auth.token_id": created.id })
+      Effect.annotateLogs({
+        "workspace.id": request.workspace.id,
+        "auth.token_id": created.id,
+        // Who made it: the operator, or the integrator's token (revoke both after a leak).
+        "created_by": request.session.role === "operator" ? "operator" : request.session.tokenId
+      })
     )
     // Shown on this answer only (not after a redirect): the token exists nowhere else.
     return yield* apiPage(request, { _tag: "TokenCreated", token: created.token, name }, 201)
@@ -197,18 +197,17 @@ const revokeToken = workspaceRoute("POST", "/dashboard/w/:workspaceId/api/tokens
     return seeOther(`${workspacePath(request, "/api")}?done=revoked`)
   }))
 
+/**
+ * Rotates, then shows the new secret after a redirect (303): reloading the page does not rotate again
+ * (a second rotation would end the grace of the secret the receivers still use).
+ */
 const rotateSecret = workspaceRoute("POST", "/dashboard/w/:workspaceId/api/webhook-secret/rotate", (request) =>
   Effect.gen(function*() {
-    const rotated = yield* Admin.use((admin) => admin.rotateWebhookSecret(request.workspace.id))
+    yield* Admin.use((admin) => admin.rotateWebhookSecret(request.workspace.id))
     yield* Effect.logInfo("Webhook secret rotated from the dashboard").pipe(
       Effect.annotateLogs("workspace.id", request.workspace.id)
     )
-    const workspace = yield* Workspaces.use((workspaces) => workspaces.get(request.workspace.id))
-    return yield* apiPage({ ...request, workspace }, {
-      _tag: "SecretRotated",
-      secret: rotated.webhookSecret,
-      previousUntil: rotated.previousSecretExpiresAt
-    })
+    return seeOther(`${workspacePath(request, "/api")}?reveal=secret&done=rotated#secret-heading`)
   }))
 
 export const ApiSectionRoutes = [show, createToken, revokeToken, rotateSecret]

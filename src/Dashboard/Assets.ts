@@ -16,7 +16,7 @@ export const STYLESHEET = `
 *{box-sizing:border-box}body{margin:0;line-height:1.45}
 a{color:var(--accent)}a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible,textarea:focus-visible,summary:focus-visible{outline:3px solid #f4b400;outline-offset:2px}
 .skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:#fff;padding:6px;z-index:9}
-.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}.muted{color:var(--muted)}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;margin:-1px;padding:0;border:0}.muted{color:var(--muted)}
 .top{display:flex;flex-wrap:wrap;gap:12px 20px;align-items:center;padding:10px 20px;border-bottom:1px solid var(--line);background:var(--panel)}
 .brand{font-weight:700;font-size:1.15rem;text-decoration:none;color:var(--fg)}.workspace{color:var(--muted)}
 .top nav{display:flex;gap:14px;flex-wrap:wrap}.top nav a{text-decoration:none;padding:4px 2px}.top nav a[aria-current=page]{font-weight:700;border-bottom:3px solid var(--accent)}
@@ -26,7 +26,7 @@ h1{font-size:1.5rem;margin:.2em 0 .6em}h2{font-size:1.15rem;margin:1.4em 0 .5em}
 .panel{border:1px solid var(--line);border-radius:8px;padding:16px;margin:0 0 16px;background:#fff}
 .tabs{display:flex;gap:16px;border-bottom:1px solid var(--line);margin-bottom:16px;flex-wrap:wrap}.tabs a{padding:6px 0;text-decoration:none}.tabs a[aria-current=page]{font-weight:700;border-bottom:3px solid var(--accent)}
 table{border-collapse:collapse;width:100%;font-size:.93rem}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);vertical-align:top}th{background:var(--panel)}
-.table-wrap{overflow-x:auto}
+.table-wrap{overflow-x:auto;position:relative}
 label{display:block;font-weight:600;margin:10px 0 4px}.hint{display:block;color:var(--muted);font-weight:400;font-size:.88rem}
 input[type=text],input[type=url],input[type=password],input[type=number],input[type=search],input[type=datetime-local],select,textarea{width:100%;max-width:640px;padding:7px 9px;border:1px solid #8c959f;border-radius:6px;font:inherit;background:#fff;color:var(--fg)}
 textarea{min-height:90px;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88rem}
@@ -70,14 +70,22 @@ export const SCRIPT = `
     function fallback() { var area = document.createElement("textarea"); area.value = text; document.body.appendChild(area); area.select(); try { document.execCommand("copy"); } catch (e) {} area.remove(); done(); }
   });
   document.addEventListener("submit", function (event) {
-    var message = event.target.getAttribute("data-confirm");
-    if (message && !window.confirm(message)) event.preventDefault();
+    var form = event.target;
+    var message = form.getAttribute("data-confirm");
+    if (message && !window.confirm(message)) { event.preventDefault(); return; }
+    // Sent once: a second click does not post it again (after the browser has taken the form's values).
+    setTimeout(function () { form.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = true; }); }, 0);
+  });
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) document.querySelectorAll("button[type=submit]").forEach(function (b) { b.disabled = false; });
   });
   var live = function (region) {
     var source = new EventSource(region.getAttribute("data-live"));
     var status = document.getElementById(region.getAttribute("data-live-status") || "");
     source.addEventListener("open", function () { if (status) status.textContent = "Live"; });
-    source.addEventListener("error", function () { if (status) status.textContent = "Reconnecting…"; });
+    source.addEventListener("error", function () {
+      if (status) status.textContent = source.readyState === 2 ? "Disconnected: reload the page to see changes" : "Reconnecting…";
+    });
     source.addEventListener("fragment", function (event) {
       var update = JSON.parse(event.data);
       var template = document.createElement("template");

@@ -132,7 +132,7 @@ const dataTable = (
 ): Html =>
   html`<details>
   <summary>${caption}: table</summary>
-  <div class="table-wrap"><table>
+  <div class="table-wrap" tabindex="0"><table>
     <caption class="visually-hidden">${caption}</caption>
     <thead><tr>${headers.map((header) => html`<th scope="col">${header}</th>`)}</tr></thead>
     <tbody>${

@@ -1,10 +1,13 @@
 /** Pieces the dashboard's pages share: the page frame of a workspace, times, badges, copy buttons, tabs. */
 import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { IntegrationId } from "../Domain/Ids.js"
 import type { Integration } from "../Domain/Integration.js"
+import { Integrations } from "../Integrations/Integrations.js"
 import { type Html, html, type Interpolated } from "./Html.js"
 import { layout, type Section } from "./Layout.js"
-import { htmlResponse, type PageRequest, type SignedInRequest, type WorkspaceRequest } from "./Page.js"
+import { htmlResponse, type PageRequest, param, type SignedInRequest, type WorkspaceRequest } from "./Page.js"
 
 /** A whole page of a workspace: its frame, navigation and `body`. */
 export const workspacePage = (
@@ -92,3 +95,29 @@ export const doneNotice = (request: PageRequest, messages: Readonly<Record<strin
 /** A notice after a form, announced to screen readers. */
 export const notice = (text: string | undefined): Html =>
   text === undefined || text === "" ? html`` : html`<p class="notice" role="status">${text}</p>`
+
+/** The attributes that tie an input `id` to its problem (the element `<id>-error`), when it has one. */
+export const invalidIf = (id: string, error: string | undefined): Html =>
+  error === undefined ? html`` : html` aria-invalid="true" aria-describedby="${id}-error"`
+
+/** A field's problem, under it (announced when the page comes back with it). */
+export const fieldError = (id: string, error: string | undefined): Html =>
+  error === undefined ? html`` : html`<p id="${id}-error" class="field-error" role="alert">${error}</p>`
+
+/** The integration `:integrationId` of the path, if it is the workspace's (else 404). */
+export const requestedIntegration = (request: WorkspaceRequest) =>
+  Effect.gen(function*() {
+    const integrationId = yield* param(request, "integrationId", IntegrationId)
+    return yield* Integrations.use((integrations) => integrations.find(request.workspace.id, integrationId))
+  })
+
+/** The page of one of the workspace's conversations. */
+export const conversationPath = (workspaceId: string, conversationId: string, rest = "") =>
+  `/dashboard/w/${workspaceId}/conversations/${conversationId}${rest}`
+
+/**
+ * A link to `url` when it is a web address (http or https; never `javascript:` or another scheme a
+ * customer or integrator may have sent), else `label` as text. It opens nothing of Parley's to the target.
+ */
+export const externalLink = (url: string, label: Interpolated = url): Html =>
+  /^https?:\/\//i.test(url) ? html`<a href="${url}" rel="noopener noreferrer nofollow">${label}</a>` : html`${label}`

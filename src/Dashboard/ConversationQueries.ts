@@ -50,6 +50,8 @@ export interface ConversationPageQuery {
   readonly status: ConversationStatus | undefined
   /** The id of the last conversation of the previous page: conversations started before it. */
   readonly before: ConversationId | undefined
+  /** Only these conversations (whatever their status): rows a live list shows that left its first page. */
+  readonly ids?: ReadonlyArray<string> | undefined
   readonly limit: number
 }
 
@@ -72,7 +74,13 @@ export const conversationPage = Effect.fn("ConversationQueries.page")(function*(
     WITH page AS (
       SELECT c.* FROM conversations c
       WHERE c.workspace_id = ${query.workspaceId} AND c.integration_id = ${query.integrationId}
-        AND ${query.status === undefined ? sql`true` : sql`c.status = ${query.status}`}
+        AND ${
+    query.ids !== undefined
+      ? sql`c.id IN ${sql.in(query.ids)}`
+      : query.status === undefined
+      ? sql`true`
+      : sql`c.status = ${query.status}`
+  }
         AND ${
     query.before === undefined ? sql`true` : sql`(c.created_at, c.id) < (
           SELECT b.created_at, b.id FROM conversations b

@@ -4,25 +4,32 @@
  * from the database, each a fragment of the same markup the page renders.
  */
 import * as DateTime from "effect/DateTime"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Sse from "effect/encoding/Sse"
-import type * as HttpServerRequest from "effect/http/HttpServerRequest"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Stream from "effect/Stream"
 import * as crypto from "node:crypto"
-import * as net from "node:net"
 import { ConversationStatus } from "../Domain/Conversation.js"
 import { NotFound } from "../Domain/Errors.js"
 import { ConversationId, IntegrationId, type WorkspaceId } from "../Domain/Ids.js"
 import type { Integration } from "../Domain/Integration.js"
 import type { ReplyRecord } from "../Domain/Reply.js"
 import { Integrations } from "../Integrations/Integrations.js"
-import { badge, copyable, integrationHeader, integrationPath, options, time, workspacePage, workspacePath } from "./Components.js"
+import {
+  badge,
+  conversationPath,
+  copyable,
+  externalLink,
+  integrationHeader,
+  integrationPath,
+  options,
+  requestedIntegration,
+  time,
+  workspacePage,
+  workspacePath
+} from "./Components.js"
 import {
   type ConversationDelivery,
   type ConversationDetail,
@@ -44,23 +51,15 @@ import {
   type ThreadMessage
 } from "./ConversationQueries.js"
 import { type Html, html } from "./Html.js"
+import { liveResponse, ticks } from "./Live.js"
 import { type DashboardRoute, type DashboardServices, param, workspaceRoute, type WorkspaceRequest } from "./Page.js"
 
 /** Conversations per page of an integration's list. */
 export const PAGE_SIZE = 25
 
-/** How often an open conversation page's live updates look at the database. */
-export const POLL_INTERVAL = Duration.seconds(1)
-
-/** How often an idle live stream sends a comment, so that proxies keep the connection open. */
-export const HEARTBEAT_INTERVAL = Duration.seconds(15)
-
 // -----------------------------------------------------------------------------
 // Pieces
 // -----------------------------------------------------------------------------
-
-const conversationPath = (workspaceId: WorkspaceId, conversationId: string, rest = "") =>
-  `/dashboard/w/${workspaceId}/conversations/${conversationId}${rest}`
 
 type Customer = Pick<ConversationDetail, "customerId" | "customerName" | "customerEmail" | "customerUserId">
 
@@ -104,17 +103,11 @@ const author = (message: ThreadMessage): string => {
   return who
 }
 
-const isWebLink = (url: string) => /^https?:\/\//i.test(url)
-
 const attachments = (message: ThreadMessage): Html | undefined => {
   const count = message.attachments.length
   if (count === 0) return undefined
   const names = message.attachments.map((attachment, i) =>
-    html`${i > 0 ? ", " : ""}${
-      isWebLink(attachment.url)
-        ? html`<a href="${attachment.url}" rel="noopener noreferrer nofollow">${attachment.name}</a>`
-        : attachment.name
-    }`
+    html`${i > 0 ? ", " : ""}${externalLink(attachment.url, attachment.name)}`
   )
   return html`<p class="meta">${count} ${count === 1 ? "attachment" : "attachments"}: ${names}</p>`
 }
@@ -125,11 +118,7 @@ const articlesUsed = (record: ReplyRecord): Html => {
   if (articles.length === 0) return html`<p>Knowledge used: none</p>`
   return html`<p>Knowledge used:</p><ul>${
     articles.map((passage) =>
-      html`<li>${
-        passage.url !== null && isWebLink(passage.url)
-          ? html`<a href="${passage.url}" rel="noopener noreferrer">${passage.title}</a>`
-          : passage.title
-      } <code>${passage.articleId}</code></li>`
+      html`<li>${passage.url === null ? passage.title : externalLink(passage.url, passage.title)} <code>${passage.articleId}</code></li>`
     )
   }</ul>`
 }
@@ -408,53 +397,22 @@ const poll = (live: LiveConversation, state: LiveState) =>
 const encodeBatch = (fragments: ReadonlyArray<Fragment>, cursors: Cursors): ReadonlyArray<string> =>
   fragments.map((fragment, i) => encodeFragment(fragment, i === fragments.length - 1 ? encodeCursors(cursors) : undefined))
 
-/** Written first, so that the browser gets the headers (and shows "Live") before the first change. */
-const CONNECTED = ": connected\n\n"
-
-/** An SSE comment: browsers ignore it, proxies see traffic. */
-export const HEARTBEAT = ": heartbeat\n\n"
-
-/**
- * `events` with a `HEARTBEAT` every `HEARTBEAT_INTERVAL` besides, so that an idle stream stays open;
- * it ends when `events` does.
- */
-export const withHeartbeats = <E, R>(events: Stream.Stream<string, E, R>): Stream.Stream<string, E, R> =>
-  Stream.merge(events, Stream.fromSchedule(Schedule.spaced(HEARTBEAT_INTERVAL)).pipe(Stream.map(() => HEARTBEAT)), {
-    haltStrategy: "left"
-  })
-
-/**
- * Whether the server that received `request` has begun to shut down (stopped listening). Node's
- * graceful close waits for every open response, up to 20 s in Effect's Node server, and a live stream
- * would never end by itself: it ends when this turns true, and the browser reconnects (to whichever
- * instance then serves). Read from Node's `socket.server`, which `net.Server` sets on each connection
- * it accepts; never true where the request did not come that way.
- */
-const serverClosing = (request: HttpServerRequest.HttpServerRequest): () => boolean => {
-  const socket: unknown = Reflect.get(request.source, "socket")
-  const server: unknown = socket instanceof net.Socket ? Reflect.get(socket, "server") : undefined
-  return () => server instanceof net.Server && !server.listening
-}
-
 /**
  * The conversation's changes from `start` on, as SSE text: a poll every `POLL_INTERVAL` (each one
  * probe, more only when something changed), and heartbeats. It ends when the server shuts down;
  * otherwise the server interrupts it when the client goes, which stops both schedules.
  */
 const liveEvents = (
+  request: WorkspaceRequest,
   live: LiveConversation,
-  start: Cursors,
-  closing: () => boolean
-): Stream.Stream<string, never, SqlClient.SqlClient> => {
-  const changes = Stream.tick(POLL_INTERVAL).pipe(
-    Stream.takeWhile(() => !closing()),
+  start: Cursors
+): Stream.Stream<string, never, SqlClient.SqlClient> =>
+  ticks(request).pipe(
     Stream.mapAccumEffect(
       (): LiveState => ({ cursors: start, deliveries: undefined }),
       (state) => Effect.map(poll(live, state), ([next, fragments]) => [next, encodeBatch(fragments, next.cursors)] as const)
     )
   )
-  return Stream.concat(Stream.make(CONNECTED), withHeartbeats(changes))
-}
 
 // -----------------------------------------------------------------------------
 // Pages
@@ -519,84 +477,112 @@ const rowSignature = (row: ConversationListRow): string =>
 const rowsVersion = (rows: ReadonlyArray<ConversationListRow>): string =>
   crypto.createHash("md5").update(rows.map(rowSignature).join(",")).digest("hex")
 
+/** The live URL of a page showing `rows`: their ids, and a digest the stream's first look compares with. */
 const listEventsPath = (
   request: WorkspaceRequest,
   integration: Integration,
   status: ConversationStatus | undefined,
-  version: string
+  rows: ReadonlyArray<ConversationListRow>
 ) => {
-  const params = new URLSearchParams({ v: version })
+  const params = new URLSearchParams({ v: rowsVersion(rows), ids: rows.map((row) => row.id).join(",") })
   if (status !== undefined) params.set("status", status)
   return integrationPath(request, integration.integrationId, `/conversations/events?${params.toString()}`)
 }
 
+/** What the page the stream is for was rendered with. */
+interface ListShown {
+  readonly version: string
+  readonly ids: ReadonlyArray<ConversationId>
+}
+
+const isConversationId = Schema.is(ConversationId)
+
+/** `v` and `ids` of a live list's URL; ids that are not conversation ids are left out. */
+const listShownOf = (request: WorkspaceRequest): ListShown => ({
+  version: request.url.searchParams.get("v") ?? "",
+  ids: (request.url.searchParams.get("ids") ?? "").split(",").filter(isConversationId).slice(0, PAGE_SIZE)
+})
+
 interface ListState {
-  /** Each row's signature as the page shows it; unknown until the stream's first look. */
-  readonly shown: ReadonlyMap<string, string> | undefined
+  /** Each row the page shows, with its signature as shown (unknown, "", before the first look). */
+  readonly shown: ReadonlyMap<string, string>
+  readonly first: boolean
   /** Whether the page still shows its "No conversation yet" row. */
   readonly empty: boolean
 }
 
+type ListQuery = {
+  readonly workspaceId: WorkspaceId
+  readonly integrationId: IntegrationId
+  readonly status: ConversationStatus | undefined
+}
+
+/**
+ * The rows a live list shows now: its first page read again, and the rows it showed that have left it
+ * (filtered out by a new status, or pushed down by newer conversations), read by id, so that the
+ * page's copy of them is updated too.
+ */
+const currentRows = (query: ListQuery, shown: ReadonlyMap<string, string>) =>
+  Effect.gen(function*() {
+    const page = yield* conversationPage({ ...query, before: undefined, limit: PAGE_SIZE })
+    const onPage = new Set<string>(page.rows.map((row) => row.id))
+    const left = [...shown.keys()].filter((id) => !onPage.has(id))
+    const others = left.length === 0
+      ? []
+      : (yield* conversationPage({ ...query, before: undefined, ids: left, limit: left.length })).rows
+    return { page: page.rows, others }
+  })
+
 /**
  * The first page's changes from the page's rows on, as SSE text: every `POLL_INTERVAL` the first page
- * is read again (one query, `PAGE_SIZE` rows) and each row that is new or changed is sent, a new
- * conversation at the top. The first look compares with the page's version only: when that differs
- * (something changed between the page and the stream), every row is sent.
+ * is read again (one query, `PAGE_SIZE` rows; one more for rows that left it) and each row that is new
+ * or changed is sent, a new conversation at the top. The first look compares the first page with the
+ * page's version only: when that differs (something changed between the page and the stream), every
+ * row is sent.
  */
-const liveList = (
-  query: { readonly workspaceId: WorkspaceId; readonly integrationId: IntegrationId; readonly status: ConversationStatus | undefined },
-  version: string,
-  closing: () => boolean
-): Stream.Stream<string, never, SqlClient.SqlClient> => {
-  const changes = Stream.tick(POLL_INTERVAL).pipe(
-    Stream.takeWhile(() => !closing()),
+const liveList = (request: WorkspaceRequest, query: ListQuery, rendered: ListShown): Stream.Stream<string, never, SqlClient.SqlClient> =>
+  ticks(request).pipe(
     Stream.mapAccumEffect(
-      (): ListState => ({ shown: undefined, empty: false }),
+      (): ListState => ({
+        shown: new Map(rendered.ids.map((id) => [id, ""])),
+        first: true,
+        empty: rendered.ids.length === 0
+      }),
       (state) =>
-        Effect.map(conversationPage({ ...query, before: undefined, limit: PAGE_SIZE }), (page) => {
-          const shown = state.shown
-          const changed = shown === undefined
-            ? (rowsVersion(page.rows) === version ? [] : page.rows)
-            : page.rows.filter((row) => shown.get(row.id) !== rowSignature(row))
-          const placeholder = shown === undefined ? version === rowsVersion([]) : state.empty
-          // Oldest first, each at the top: the newest ends up first, as the page orders them.
+        Effect.map(currentRows(query, state.shown), ({ others, page }) => {
+          const rows = [...page, ...others]
+          const changed = state.first
+            ? (rowsVersion(page) === rendered.version ? [] : rows)
+            : rows.filter((row) => state.shown.get(row.id) !== rowSignature(row))
+          // Oldest first, each at the top: the newest ends up first, as the page orders them (a row
+          // the page has is replaced where it is).
           const fragments = [...changed].reverse().map((row, i): Fragment => ({
             target: "conversations-body",
-            id: placeholder && i === 0 ? NO_CONVERSATIONS_ID : `conversation-${row.id}`,
+            id: state.empty && i === 0 ? NO_CONVERSATIONS_ID : `conversation-${row.id}`,
             html: conversationRow(query.workspaceId, row),
             prepend: true,
-            ...(shown !== undefined && !shown.has(row.id) ? { announce: "New conversation" } : {})
+            ...(!state.shown.has(row.id) ? { announce: "New conversation" } : {})
           }))
           const next: ListState = {
-            shown: new Map(page.rows.map((row) => [row.id, rowSignature(row)])),
-            empty: placeholder && fragments.length === 0
+            shown: new Map(rows.map((row) => [row.id, rowSignature(row)])),
+            first: false,
+            empty: state.empty && fragments.length === 0
           }
           return [next, fragments.map((fragment) => encodeFragment(fragment))] as const
         })
     )
   )
-  return Stream.concat(Stream.make(CONNECTED), withHeartbeats(changes))
-}
-
-/** An SSE response of `events`, which need the database. */
-const sseResponse = (events: Stream.Stream<string, never, SqlClient.SqlClient>) =>
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    HttpServerResponse.stream(events.pipe(Stream.provideService(SqlClient.SqlClient, sql), Stream.encodeText), {
-      contentType: "text/event-stream",
-      headers: { "cache-control": "no-store", "x-accel-buffering": "no", "x-content-type-options": "nosniff" }
-    }))
 
 const listEvents = workspaceRoute(
   "GET",
   "/dashboard/w/:workspaceId/integrations/:integrationId/conversations/events",
   (request) =>
     Effect.gen(function*() {
-      const integrationId = yield* param(request, "integrationId", IntegrationId)
-      yield* Integrations.use((integrations) => integrations.find(request.workspace.id, integrationId))
+      const { integrationId } = yield* requestedIntegration(request)
       const status = queryParam(request, "status", ConversationStatus)
-      const version = request.url.searchParams.get("v") ?? ""
-      return yield* sseResponse(
-        liveList({ workspaceId: request.workspace.id, integrationId, status }, version, serverClosing(request.request))
+      return yield* liveResponse(
+        request,
+        liveList(request, { workspaceId: request.workspace.id, integrationId, status }, listShownOf(request))
       )
     })
 )
@@ -605,8 +591,8 @@ const LIST_COLUMNS = ["Conversation", "External ID", "Customer", "Channel", "Sta
 
 const list = workspaceRoute("GET", "/dashboard/w/:workspaceId/integrations/:integrationId/conversations", (request) =>
   Effect.gen(function*() {
-    const integrationId = yield* param(request, "integrationId", IntegrationId)
-    const integration = yield* Integrations.use((integrations) => integrations.find(request.workspace.id, integrationId))
+    const integration = yield* requestedIntegration(request)
+    const integrationId = integration.integrationId
     const status = queryParam(request, "status", ConversationStatus)
     const before = queryParam(request, "before", ConversationId)
     const page = yield* conversationPage({
@@ -633,9 +619,9 @@ ${
           ? html`<p class="hint">Updates: <span id="live-status" role="status">off (reload to see new conversations)</span></p>`
           : ""
       }
-<div class="table-wrap"${
+<div class="table-wrap" tabindex="0"${
         before === undefined
-          ? html` data-live="${listEventsPath(request, integration, status, rowsVersion(page.rows))}" data-live-status="live-status"`
+          ? html` data-live="${listEventsPath(request, integration, status, page.rows)}" data-live-status="live-status"`
           : ""
       }><table id="conversations">
   <thead><tr>${LIST_COLUMNS.map((column) => html`<th scope="col">${column}</th>`)}</tr></thead>
@@ -697,7 +683,7 @@ const shownCursors = (shown: Shown): Cursors => ({
 const DELIVERY_COLUMNS = ["Event", "Status"]
 
 const deliveriesTable = (workspaceId: WorkspaceId, conversation: ConversationDetail, shown: Shown): Html =>
-  html`<div class="table-wrap"><table id="deliveries">
+  html`<div class="table-wrap" tabindex="0"><table id="deliveries">
   <thead><tr>${DELIVERY_COLUMNS.map((column) => html`<th scope="col">${column}</th>`)}</tr></thead>
   <tbody id="deliveries-body">${
     shown.deliveries.length === 0
@@ -706,12 +692,9 @@ const deliveriesTable = (workspaceId: WorkspaceId, conversation: ConversationDet
   }</tbody>
 </table></div>`
 
-/**
- * The column beside the thread. It is a `table-wrap` (a scroll container) so that the grid lets it
- * shrink to a phone's width, the deliveries table then scrolling inside it.
- */
+/** The column beside the thread (on a phone, below it; its deliveries table scrolls within its width). */
 const sideColumn = (workspaceId: WorkspaceId, conversation: ConversationDetail, shown: Shown): Html =>
-  html`<div class="table-wrap">
+  html`<div>
   <section class="panel" aria-labelledby="status-history-heading">
     <h2 id="status-history-heading">Status history</h2>
     <ol id="status-history">${startedItem(conversation)}${shown.changes.map(statusChangeItem)}</ol>
@@ -769,9 +752,7 @@ const events = workspaceRoute("GET", "/dashboard/w/:workspaceId/conversations/:c
   Effect.gen(function*() {
     const conversation = yield* requestedConversation(request)
     const start = yield* startingCursors(request)
-    return yield* sseResponse(
-      liveEvents({ workspaceId: request.workspace.id, conversation }, start, serverClosing(request.request))
-    )
+    return yield* liveResponse(request, liveEvents(request, { workspaceId: request.workspace.id, conversation }, start))
   }))
 
 export const ConversationRoutes: ReadonlyArray<DashboardRoute<DashboardServices>> = [list, listEvents, detail, events]

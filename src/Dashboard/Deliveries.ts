@@ -8,24 +8,27 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { Deliveries } from "../Delivery/Deliveries.js"
 import { type DeliveryDetail, DeliveryStatus, EventKind, isBestEffort } from "../Domain/Delivery.js"
-import { EventId, IntegrationId } from "../Domain/Ids.js"
+import { EventId } from "../Domain/Ids.js"
 import type { Integration } from "../Domain/Integration.js"
-import { parseTimestamp } from "../Domain/Primitives.js"
-import { Integrations } from "../Integrations/Integrations.js"
+import { decodeJsonText, parseTimestamp } from "../Domain/Primitives.js"
 import { attemptsChart, chartWindow, latencyChart, minuteBuckets } from "./Charts.js"
 import {
   badge,
+  conversationPath,
   copyable,
+  fieldError,
   integrationHeader,
+  invalidIf,
   integrationPath,
   notice,
   options,
+  requestedIntegration,
   time,
-  workspacePage,
-  workspacePath
+  workspacePage
 } from "./Components.js"
 import { attemptsPerMinute, conversationExternalId, type DeliveryPage, deliveryPage, type DeliveryRow } from "./DeliveryQueries.js"
 import { type Html, html } from "./Html.js"
@@ -44,21 +47,11 @@ const PAGE_SIZE = 50
 
 const BASE = "/dashboard/w/:workspaceId/integrations/:integrationId/deliveries"
 
-/** The integration of the path, if it is the workspace's (else 404). */
-const findIntegration = (request: WorkspaceRequest) =>
-  Effect.gen(function*() {
-    const integrationId = yield* param(request, "integrationId", IntegrationId)
-    return yield* Integrations.use((integrations) => integrations.find(request.workspace.id, integrationId))
-  })
-
 const listPath = (request: WorkspaceRequest, integration: Integration, query = "") =>
   integrationPath(request, integration.integrationId, `/deliveries${query}`)
 
 const deliveryPath = (request: WorkspaceRequest, integration: Integration, deliveryId: string, rest = "") =>
   listPath(request, integration, `/${deliveryId}${rest}`)
-
-const conversationPath = (request: WorkspaceRequest, conversationId: string) =>
-  workspacePath(request, `/conversations/${conversationId}`)
 
 const none = html`<span class="muted">—</span>`
 
@@ -146,13 +139,11 @@ const filterSelect = (
 ) =>
   html`<div>
   <label for="filter-${name}">${label}</label>
-  <select id="filter-${name}" name="${name}"${
-    error === undefined ? "" : html` aria-invalid="true" aria-describedby="filter-${name}-error"`
-  }>
+  <select id="filter-${name}" name="${name}"${invalidIf(`filter-${name}`, error)}>
     <option value="">Any</option>
     ${options(choices.map((choice) => [choice, choice] as const), selected)}
   </select>
-  ${error === undefined ? "" : html`<p id="filter-${name}-error" class="field-error">${error}</p>`}
+  ${fieldError(`filter-${name}`, error)}
 </div>`
 
 const filterForm = (request: WorkspaceRequest, view: ListView) =>
@@ -176,7 +167,7 @@ const deliveryRow = (request: WorkspaceRequest, integration: Integration, row: D
   <td>${
     row.conversationId === null
       ? none
-      : html`<a href="${conversationPath(request, row.conversationId)}">${row.conversationExternalId ?? row.conversationId}</a>`
+      : html`<a href="${conversationPath(request.workspace.id, row.conversationId)}">${row.conversationExternalId ?? row.conversationId}</a>`
   }</td>
   <td>${badge(row.status)}</td>
   <td>${row.attempts}</td>
@@ -187,7 +178,7 @@ const deliveryRow = (request: WorkspaceRequest, integration: Integration, row: D
 </tr>`
 
 const deliveriesTable = (request: WorkspaceRequest, view: ListView, page: DeliveryPage) =>
-  html`<div class="table-wrap"><table>
+  html`<div class="table-wrap" tabindex="0"><table>
   <caption class="visually-hidden">Deliveries, newest first</caption>
   <thead><tr>
     <th scope="col">Delivery</th><th scope="col">Kind</th><th scope="col">Conversation</th><th scope="col">Status</th>
@@ -223,10 +214,8 @@ const replayAllForm = (request: WorkspaceRequest, view: ListView) => {
     <label for="replay-since">Failed or dead deliveries created since
       <span class="hint">A date and time in UTC, not your local time. Streamed message_delta events are skipped: replay one from its own page.</span>
     </label>
-    <input id="replay-since" name="since" type="datetime-local" step="1" required value="${value}"${
-    error === undefined ? "" : html` aria-invalid="true" aria-describedby="replay-since-error"`
-  }>
-    ${error === undefined ? "" : html`<p id="replay-since-error" class="field-error">${error}</p>`}
+    <input id="replay-since" name="since" type="datetime-local" step="1" required value="${value}"${invalidIf("replay-since", error)}>
+    ${fieldError("replay-since", error)}
     <p><button type="submit">Replay failed deliveries</button></p>
   </form>
 </section>`
@@ -310,7 +299,7 @@ const listResponse = (
 
 const list = workspaceRoute("GET", BASE, (request) =>
   Effect.gen(function*() {
-    const integration = yield* findIntegration(request)
+    const integration = yield* requestedIntegration(request)
     const { errors, filters } = readFilters(request.url)
     return yield* listResponse(request, integration, {
       filters,
@@ -325,7 +314,7 @@ const noFilters: Filters = { status: undefined, kind: undefined, before: undefin
 /** Replays every failed or dead delivery since a time (a `datetime-local` value, read as UTC). */
 const replayAll = workspaceRoute("POST", `${BASE}/replay-all`, (request) =>
   Effect.gen(function*() {
-    const integration = yield* findIntegration(request)
+    const integration = yield* requestedIntegration(request)
     const value = field(request, "since") ?? ""
     const since = value === "" ? Option.none() : parseTimestamp(value)
     if (Option.isNone(since)) {
@@ -348,14 +337,8 @@ const replayAll = workspaceRoute("POST", `${BASE}/replay-all`, (request) =>
 // -----------------------------------------------------------------------------
 
 /** The body as indented JSON when it is JSON (it always is), else as stored. */
-const prettyBody = (body: string): string => {
-  try {
-    const parsed: unknown = JSON.parse(body)
-    return JSON.stringify(parsed, null, 2)
-  } catch {
-    return body
-  }
-}
+const prettyBody = (body: string): string =>
+  Result.match(decodeJsonText(body), { onFailure: () => body, onSuccess: (parsed) => JSON.stringify(parsed, null, 2) })
 
 type Attempt = DeliveryDetail["attemptLog"][number]
 
@@ -371,7 +354,7 @@ const attemptRow = (attempt: Attempt) =>
 </tr>`
 
 const attemptsTable = (delivery: DeliveryDetail) =>
-  html`<div class="table-wrap"><table>
+  html`<div class="table-wrap" tabindex="0"><table>
   <caption class="visually-hidden">Attempts, oldest first</caption>
   <thead><tr>
     <th scope="col">Attempt</th><th scope="col">Started</th><th scope="col">Status code</th><th scope="col">Latency (ms)</th>
@@ -392,7 +375,7 @@ const facts = (request: WorkspaceRequest, delivery: DeliveryDetail, conversation
   <dt>Conversation</dt><dd>${
     delivery.conversationId === null
       ? none
-      : html`<a href="${conversationPath(request, delivery.conversationId)}">${conversation ?? delivery.conversationId}</a>`
+      : html`<a href="${conversationPath(request.workspace.id, delivery.conversationId)}">${conversation ?? delivery.conversationId}</a>`
   }</dd>
   <dt>Attempts</dt><dd>${delivery.attempts}</dd>
   <dt>Last status code</dt><dd>${delivery.lastStatusCode ?? none}</dd>
@@ -420,7 +403,7 @@ const replayedNotice = (url: URL): string | undefined =>
 
 const detail = workspaceRoute("GET", `${BASE}/:deliveryId`, (request) =>
   Effect.gen(function*() {
-    const integration = yield* findIntegration(request)
+    const integration = yield* requestedIntegration(request)
     const deliveryId = yield* param(request, "deliveryId", EventId)
     const delivery = yield* Deliveries.use((deliveries) => deliveries.get(integration.integrationId, deliveryId))
     const conversation = delivery.conversationId === null
@@ -451,7 +434,7 @@ ${notice(replayedNotice(request.url))}
 /** The Replay button: sends the delivery again now (the service refuses another integration's: 404). */
 const replay = workspaceRoute("POST", `${BASE}/:deliveryId/replay`, (request) =>
   Effect.gen(function*() {
-    const integration = yield* findIntegration(request)
+    const integration = yield* requestedIntegration(request)
     const deliveryId = yield* param(request, "deliveryId", EventId)
     yield* Deliveries.use((deliveries) => deliveries.replay(integration.integrationId, deliveryId))
     return seeOther(deliveryPath(request, integration, deliveryId, "?done=replayed"))

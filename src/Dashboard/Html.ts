@@ -34,7 +34,3 @@ export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<Int
 
 /** Markup Parley wrote itself (never anything a user sent). */
 export const raw = (markup: string): Html => new Html(markup)
-
-/** A value as JSON inside a `<script type="application/json">` (no `</script>` can end it early). */
-export const jsonScript = (id: string, value: unknown): Html =>
-  html`<script type="application/json" id="${id}">${raw(JSON.stringify(value).replace(/</g, "\\u003c"))}</script>`

@@ -28,7 +28,9 @@ import {
   type PageRequest,
   publicRoute
 } from "./Page.js"
+import { LiveStreams } from "./Live.js"
 import { DashboardSessions } from "./Session.js"
+import { DashboardSettings } from "./Settings.js"
 import { SignInRoutes } from "./SignIn.js"
 import { WorkspaceRoutes } from "./Workspaces.js"
 
@@ -116,4 +118,4 @@ export const DashboardLive = HttpRouter.use((router) =>
       )
     }
   })
-).pipe(Layer.provide(DashboardSessions.layer))
+).pipe(Layer.provide([DashboardSessions.layer, DashboardSettings.layer, LiveStreams.layer]))

@@ -9,9 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as crypto from "node:crypto"
 import { Admin } from "../Admin/Admin.js"
 import { decodeInput, InvalidInput } from "../Domain/Errors.js"
-import { IntegrationId } from "../Domain/Ids.js"
 import {
   defaultFeatures,
   FeatureName,
@@ -21,14 +21,25 @@ import {
   NewIntegration
 } from "../Domain/Integration.js"
 import { Language } from "../Domain/Language.js"
-import type { JsonObject } from "../Domain/Primitives.js"
+import { decodeJsonText, type JsonObject, jsonDepth, MAX_JSON_DEPTH } from "../Domain/Primitives.js"
 import type { Tone } from "../Domain/Workspace.js"
 import type { ValidationItem } from "../Domain/Validation.js"
 import { Integrations } from "../Integrations/Integrations.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
-import { badge, copyable, doneNotice, integrationHeader, integrationPath, options, time, workspacePage, workspacePath } from "./Components.js"
+import {
+  badge,
+  copyable,
+  doneNotice,
+  integrationHeader,
+  integrationPath,
+  options,
+  requestedIntegration,
+  time,
+  workspacePage,
+  workspacePath
+} from "./Components.js"
 import { type Html, html } from "./Html.js"
-import { csrfField, param, seeOther, type WorkspaceRequest, workspaceRoute } from "./Page.js"
+import { csrfField, field, seeOther, type WorkspaceRequest, workspaceRoute } from "./Page.js"
 
 /** One line on what each flag does (docs/features.md has the whole story). */
 export const FEATURE_HELP: Record<FeatureName, string> = {
@@ -118,12 +129,14 @@ const parseHeaders = (text: string): Result.Result<Record<string, string>, Valid
   return Result.succeed(headers)
 }
 
-const decodeJson = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))
-
 /** A JSON object typed into a textarea (empty: `{}`). */
 const parseObject = (text: string, loc: ReadonlyArray<string>): Result.Result<Record<string, unknown>, ValidationItem> => {
   if (text.trim() === "") return Result.succeed({})
-  const parsed = decodeJson(text)
+  // As the API refuses a body nested too deep (`Http.ts`): parsing it would overflow the stack.
+  if (jsonDepth(text) > MAX_JSON_DEPTH) {
+    return Result.fail(invalid(loc, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, "json_invalid"))
+  }
+  const parsed = decodeJsonText(text)
   if (Result.isFailure(parsed)) return Result.fail(invalid(loc, "Should be a JSON object: the text is not valid JSON", "json_invalid"))
   const value = parsed.success
   return typeof value === "object" && value !== null && !Array.isArray(value)
@@ -208,6 +221,21 @@ const asProblems = (error: InvalidInput): Problems => error.at("body").detail
 const headersText = (headers: Readonly<Record<string, string>>) =>
   Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join("\n")
 
+/**
+ * A digest of the stored settings, in the editor's form: a save made from an older page (the settings
+ * changed meanwhile, by another user, the API, or a receiver's 410) is not applied over them.
+ */
+const settingsVersion = (integration: Integration): string =>
+  crypto.createHash("sha256").update(JSON.stringify(masked(integration).settings)).digest("base64url").slice(0, 22)
+
+/** The problem of a form made from settings that have changed since. */
+const staleForm: ValidationItem = {
+  loc: ["body"],
+  msg: "The settings changed since this page was loaded (another user, the API, or a receiver's 410 Gone). " +
+    "Check the form: saving it again replaces them with what it shows.",
+  type: "stale_form"
+}
+
 /** The timers stored in `channelsSettings`, as far as they are numbers. */
 const storedTimers = Schema.decodeUnknownOption(Schema.Struct({
   timers: Schema.optional(Schema.Struct({
@@ -253,7 +281,7 @@ const listPage = (request: WorkspaceRequest, form: URLSearchParams, problems: Pr
       section: "integrations",
       status: problems.length === 0 ? 200 : 422,
       body: html`<h1>Integrations</h1>
-<div class="table-wrap"><table>
+<div class="table-wrap" tabindex="0"><table>
   <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Integration ID</th><th scope="col">Webhook URL</th><th scope="col">Deliveries</th><th scope="col">Created</th></tr></thead>
   <tbody>${
         integrations.length === 0
@@ -294,7 +322,13 @@ const create = workspaceRoute("POST", "/dashboard/w/:workspaceId/integrations", 
   }))
 
 /** The settings editor, showing `form` (as sent) or the stored settings. */
-const settingsPage = (request: WorkspaceRequest, integration: Integration, sent: URLSearchParams | undefined, problems: Problems) =>
+const settingsPage = (
+  request: WorkspaceRequest,
+  integration: Integration,
+  sent: URLSearchParams | undefined,
+  problems: Problems,
+  status = problems.length === 0 ? 200 : 422
+) =>
   Effect.gen(function*() {
     const tones = yield* Workspaces.use((workspaces) => workspaces.listTones(request.workspace.id))
     const settings = masked(integration).settings
@@ -317,7 +351,7 @@ ${fieldErrors(problems, name)}`
     return workspacePage(request, {
       title: settings.name,
       section: "integrations",
-      status: problems.length === 0 ? 200 : 422,
+      status,
       body: html`${integrationHeader(request, integration, "settings")}
 ${
         doneNotice(request, {
@@ -328,6 +362,7 @@ ${
 ${problemSummary(problems)}
 <form method="post" action="${base}" novalidate>
   ${csrfField(request.session)}
+  <input type="hidden" name="version" value="${settingsVersion(integration)}">
   <section class="panel" aria-labelledby="general-heading">
     <h2 id="general-heading">General</h2>
     <label for="name">Name</label>
@@ -386,18 +421,15 @@ ${problemSummary(problems)}
     })
   })
 
-const findIntegration = (request: WorkspaceRequest) =>
-  Effect.gen(function*() {
-    const id = yield* param(request, "integrationId", IntegrationId)
-    return yield* Integrations.use((integrations) => integrations.find(request.workspace.id, id))
-  })
-
 const edit = workspaceRoute("GET", "/dashboard/w/:workspaceId/integrations/:integrationId", (request) =>
-  Effect.flatMap(findIntegration(request), (integration) => settingsPage(request, integration, undefined, [])))
+  Effect.flatMap(requestedIntegration(request), (integration) => settingsPage(request, integration, undefined, [])))
 
 const save = workspaceRoute("POST", "/dashboard/w/:workspaceId/integrations/:integrationId", (request) =>
   Effect.gen(function*() {
-    const integration = yield* findIntegration(request)
+    const integration = yield* requestedIntegration(request)
+    if (field(request, "version") !== settingsVersion(integration)) {
+      return yield* settingsPage(request, integration, request.form, [staleForm], 409)
+    }
     const parsed = settingsPatchOf(request.form)
     const decoded = yield* Effect.result(decodeInput(IntegrationSettingsPatch)(parsed.input))
     const problems = [...parsed.problems, ...(Result.isFailure(decoded) ? asProblems(decoded.failure) : [])]

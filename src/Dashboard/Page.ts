@@ -33,7 +33,9 @@ import type { Integrations } from "../Integrations/Integrations.js"
 import { Workspaces } from "../Workspaces/Workspaces.js"
 import { type Html, html } from "./Html.js"
 import { layout } from "./Layout.js"
+import type { LiveStreams } from "./Live.js"
 import { canSee, DashboardSessions, type Session } from "./Session.js"
+import type { DashboardSettings } from "./Settings.js"
 
 /** What the dashboard's handlers may use: the app's services (`App.ts`) and the sessions. */
 export type DashboardServices =
@@ -50,6 +52,8 @@ export type DashboardServices =
   | WorkspaceAiSettings
   | Workspaces
   | DashboardSessions
+  | DashboardSettings
+  | LiveStreams
 
 export interface PageRequest {
   readonly request: HttpServerRequest.HttpServerRequest
@@ -106,7 +110,7 @@ export const htmlResponse = (body: Html, status = 200, headers: Record<string, s
 export const seeOther = (location: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.empty({ status: 303, headers: { ...PAGE_HEADERS, location, ...headers } })
 
-const messagePage = (status: number, title: string, text: string, session: Option.Option<Session>) =>
+export const messagePage = (status: number, title: string, text: string, session: Option.Option<Session>) =>
   htmlResponse(
     layout({
       title,
@@ -145,10 +149,10 @@ const forbidden = messagePage(
 // -----------------------------------------------------------------------------
 
 /** A path parameter decoded as `schema` (an id), or 404: a mistyped or tampered URL is not found. */
-export const param = <S extends Schema.Codec<unknown, string>>(request: PageRequest, name: string, schema: S) =>
+export const param = <A>(request: PageRequest, name: string, schema: Schema.Codec<A, string>): Effect.Effect<A, NotFound> =>
   Schema.decodeUnknownEffect(schema)(request.params[name]).pipe(
     Effect.mapError(() => new NotFound({ detail: `Unknown ${name}` }))
-  ) as Effect.Effect<S["Type"], NotFound>
+  )
 
 /** A form field, trimmed; `undefined` when absent. */
 export const field = (request: PageRequest, name: string): string | undefined => {

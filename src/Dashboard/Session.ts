@@ -104,9 +104,7 @@ export class DashboardSessions extends Context.Service<DashboardSessions>()("Par
         if (Option.isNone(session)) return session
         if (session.value.expiresAt <= (yield* Clock.currentTimeMillis)) return Option.none<Session>()
         if (session.value.role === "operator") return session
-        const { tokenId, workspaceId } = session.value
-        const tokens = yield* workspaces.listTokens(workspaceId).pipe(Effect.orElseSucceed(() => []))
-        const active = tokens.some((token) => token.id === tokenId && token.revokedAt === null)
+        const active = yield* workspaces.isTokenActive(session.value.workspaceId, session.value.tokenId)
         return active ? session : Option.none<Session>()
       })
 

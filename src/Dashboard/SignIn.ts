@@ -21,11 +21,17 @@ import { DashboardSessions, type Session } from "./Session.js"
 const homeOf = (session: Session) =>
   session.role === "operator" ? "/dashboard/workspaces" : `/dashboard/w/${session.workspaceId}/integrations`
 
-/** A page the sign-in form was asked from: only a dashboard path (never another site). */
+/**
+ * A page the sign-in form was asked from: only a path of the dashboard (never another site), in visible
+ * ASCII (a browser sends a path percent-encoded; it becomes the `Location` header), and normalised as
+ * the browser would resolve it (`/dashboard/../x` is not a dashboard path).
+ */
 const nextOf = (request: PageRequest): string | undefined => {
   const next = request.url.searchParams.get("next") ?? request.form.get("next")
-  // Only visible ASCII (a browser sends a path percent-encoded): it becomes the `Location` header.
-  return next !== null && /^\/dashboard(?:\/(?![/\\])[\x21-\x7e]*|\?[\x21-\x7e]*)?$/.test(next) ? next : undefined
+  if (next === null || !/^\/(?![/\\])[\x21-\x7e]*$/.test(next) || next.includes("\\")) return undefined
+  const url = new URL(next, "http://dashboard.invalid")
+  if (url.host !== "dashboard.invalid" || url.pathname.includes("//")) return undefined
+  return url.pathname === "/dashboard" || url.pathname.startsWith("/dashboard/") ? url.pathname + url.search : undefined
 }
 
 const signInPage = (options: { readonly error?: string; readonly next?: string | undefined }, status = 200) =>

@@ -16,7 +16,7 @@ const list = operatorRoute("GET", "/dashboard/workspaces", (request) =>
       section: "workspaces",
       body: html`
 <h1>Workspaces</h1>
-<div class="table-wrap"><table>
+<div class="table-wrap" tabindex="0"><table>
   <thead><tr><th scope="col">Name</th><th scope="col">ID</th><th scope="col">Created</th></tr></thead>
   <tbody>${
         workspaces.length === 0

@@ -141,3 +141,26 @@ export const DbNumber = Schema.Union([Schema.BigInt, Schema.String, Schema.Numbe
     SchemaTransformation.transform<number, bigint | string | number>({ decode: (value) => Number(value), encode: (n) => n })
   )
 )
+
+/** Deepest JSON nesting a body may have (objects and arrays). */
+export const MAX_JSON_DEPTH = 64
+
+/** The deepest nesting of objects and arrays in JSON text, counted without parsing it. */
+export const jsonDepth = (text: string): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth)
+    else if (c === 125 || c === 93) depth--
+  }
+  return deepest
+}
+
+/** JSON text parsed, without a type for what it holds: a failure for text that is not JSON. */
+export const decodeJsonText = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))

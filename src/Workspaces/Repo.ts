@@ -135,6 +135,15 @@ export class WorkspacesRepo extends Context.Service<WorkspacesRepo>()("Parley/Wo
             WHERE t.token_hash = ${hash} AND t.revoked_at IS NULL AND w.deleted_at IS NULL`
     })
 
+    /** The token, if it is the workspace's, not revoked, and the workspace not deleted. */
+    const findActiveTokenById = SqlSchema.findOneOption({
+      Request: Schema.Struct({ workspaceId: WorkspaceId, id: TokenId }),
+      Result: ApiToken,
+      execute: ({ id, workspaceId }) =>
+        sql`SELECT t.* FROM api_tokens t JOIN workspaces w ON w.id = t.workspace_id
+            WHERE t.id = ${id} AND t.workspace_id = ${workspaceId} AND t.revoked_at IS NULL AND w.deleted_at IS NULL`
+    })
+
     const listTokens = SqlSchema.findAll({
       Request: WorkspaceId,
       Result: ApiToken,
@@ -177,6 +186,7 @@ export class WorkspacesRepo extends Context.Service<WorkspacesRepo>()("Parley/Wo
       insertToken,
       findActiveToken,
       listTokens,
+      findActiveTokenById,
       revokeToken,
       markDeleted,
       purgeBatch,

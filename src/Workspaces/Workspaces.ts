@@ -136,6 +136,11 @@ export class Workspaces extends Context.Service<Workspaces>()("Parley/Workspaces
       return yield* repo.listTokens(id)
     }, orDieSql)
 
+    /** Whether the workspace's API token `id` still works (not revoked, the workspace not deleted). */
+    const isTokenActive = Effect.fn("Workspaces.isTokenActive")(function*(workspaceId: WorkspaceId, id: TokenId) {
+      return Option.isSome(yield* repo.findActiveTokenById({ workspaceId, id }))
+    }, orDieSql)
+
     const revokeToken = Effect.fn("Workspaces.revokeToken")(function*(id: TokenId) {
       yield* repo.revokeToken(id).pipe(Effect.flatMap(found(tokenNotFound)), Effect.tap(() => invalidation.announce), sql.withTransaction)
       yield* Cache.invalidateAll(tokens)
@@ -203,6 +208,7 @@ export class Workspaces extends Context.Service<Workspaces>()("Parley/Workspaces
       rotateSecret,
       createToken,
       listTokens,
+      isTokenActive,
       revokeToken,
       delete: deleteWorkspace,
       purge,

@@ -126,7 +126,7 @@ describe("the API section", () => {
         const api = yield* admin("POST", `/workspaces/${tenant.workspaceId}/tokens`, { name: "n".repeat(201) })
         expect(api.status).toBe(422)
         const msg = (api.body as { detail: ReadonlyArray<{ msg: string }> }).detail[0]!.msg
-        expect(answer.text).toContain(`<p id="token-name-error" class="field-error">${msg}</p>`)
+        expect(answer.text).toContain(`<p id="token-name-error" class="field-error" role="alert">${msg}</p>`)
         expect(copyableValue(answer, "new-token")).toBeUndefined()
         expect(answer.text.match(API_TOKEN)).toBeNull()
         expect(yield* tokensOf(tenant.workspaceId)).toHaveLength(1)
@@ -152,7 +152,7 @@ describe("the API section", () => {
         expect(yield* tokensOf(tenant.workspaceId)).toHaveLength(1)
         expect(answer.status).toBe(422)
         expect(answer.headers["content-type"]).toMatch(/^text\/html/)
-        expect(visibleText({ ...answer, text: /<p id="token-name-error" class="field-error">[^<]*<\/p>/.exec(answer.text)?.[0] ?? "" }))
+        expect(visibleText({ ...answer, text: /<p id="token-name-error" class="field-error" role="alert">[^<]*<\/p>/.exec(answer.text)?.[0] ?? "" }))
           .toContain(msg)
       }))
 
@@ -250,8 +250,15 @@ describe("the API section", () => {
         // No rotation yet: no grace-period notice.
         expect(visibleText(page)).not.toContain("The previous secret still signs webhooks")
 
-        const answer = yield* dashboard("POST", `/dashboard/w/${tenant.workspaceId}/api/webhook-secret/rotate`, { session })
+        // Rotated, then shown after a redirect: reloading the page does not rotate again.
+        const posted = yield* dashboard("POST", `/dashboard/w/${tenant.workspaceId}/api/webhook-secret/rotate`, { session })
+        expect(posted.status).toBe(303)
+        expect(posted.headers["location"]).toBe(`/dashboard/w/${tenant.workspaceId}/api?reveal=secret&done=rotated#secret-heading`)
+        const answer = yield* dashboard("GET", `/dashboard/w/${tenant.workspaceId}/api?reveal=secret&done=rotated`, { session })
         expect(answer.status).toBe(200)
+        expect(visibleText(answer)).toContain("Webhook secret rotated: the new one is shown below.")
+        const reloaded = yield* dashboard("GET", `/dashboard/w/${tenant.workspaceId}/api?reveal=secret&done=rotated`, { session })
+        expect(copyableValue(reloaded, "webhook-secret")).toBe(copyableValue(answer, "webhook-secret"))
         const secret = copyableValue(answer, "webhook-secret")
         expect(secret).toMatch(/^whsec_/)
         expect(secret).not.toBe(tenant.webhookSecret)

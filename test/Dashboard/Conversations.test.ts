@@ -14,7 +14,8 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import { Conversations } from "../../src/Conversations/Conversations.js"
 import { conversationDeliveries, deliveriesVersion, probe } from "../../src/Dashboard/ConversationQueries.js"
-import { HEARTBEAT, PAGE_SIZE, withHeartbeats } from "../../src/Dashboard/Conversations.js"
+import { PAGE_SIZE } from "../../src/Dashboard/Conversations.js"
+import { HEARTBEAT, withHeartbeats } from "../../src/Dashboard/Live.js"
 import { MessageReceived } from "../../src/Domain/Conversation.js"
 import { ConversationId, IntegrationId, WorkspaceId } from "../../src/Domain/Ids.js"
 import { ArticleJson } from "../../src/Domain/Knowledge.js"
@@ -332,7 +333,7 @@ describe("dashboard conversations", () => {
         const record = visibleText({ ...page, text: ai })
         expect(record).toMatch(/AI reply record ?: answer · embedded · 0 tokens in \/ 0 out · \d+ ms/)
         expect(record).toContain(`Knowledge used: Shipping times ${articleId}`)
-        expect(ai).toContain(`<a href="https://help.example.com/shipping" rel="noopener noreferrer">Shipping times</a>`)
+        expect(ai).toContain(`<a href="https://help.example.com/shipping" rel="noopener noreferrer nofollow">Shipping times</a>`)
 
         const sql = yield* SqlClient.SqlClient
         const [event] = yield* sql<{ readonly id: string }>`
@@ -459,6 +460,15 @@ describe("dashboard conversations", () => {
         const quiet = yield* openLive(session, liveUrl(now))
         yield* Effect.sleep("2500 millis")
         expect(quiet.fragments()).toEqual([])
+
+        // Filtered to open ones: a listed conversation that closes leaves the filter, and its row still
+        // follows (it shows closed until the page is reloaded).
+        const open = yield* get(session, listPath(tenant, "?status=open"))
+        const filtered = yield* openLive(session, liveUrl(open))
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE conversations SET status = 'closed', updated_at = now() WHERE id = ${first.conversation.id}`
+        const closed = yield* filtered.waitFor((f) => f.id === `conversation-${first.conversation.id}`)
+        expect(closed.html).toContain("s-closed")
       }).pipe(Effect.scoped))
   })
 })

@@ -213,7 +213,7 @@ describe("dashboard deliveries", () => {
 
         const bad = yield* get(session, listPath(tenant, "?status=lost&kind=send_messages"))
         expect(bad.status).toBe(422)
-        expect(bad.text).toMatch(/<p id="filter-status-error" class="field-error">Unknown status “lost”/)
+        expect(bad.text).toMatch(/<p id="filter-status-error" class="field-error" role="alert">Unknown status “lost”/)
         expect(listedIds(bad, tenant)).toEqual([])
 
         // 55 more (written directly, already delivered: no job sends them): pages of 50, newest first.
@@ -252,7 +252,7 @@ describe("dashboard deliveries", () => {
         for (const since of ["yesterday", "", "2026-02-30T10:00"]) {
           const refused = yield* dashboard("POST", listPath(tenant, "/replay-all"), { session, form: { since } })
           expect(refused.status).toBe(422)
-          expect(refused.text).toMatch(/<p id="replay-since-error" class="field-error">Enter/)
+          expect(refused.text).toMatch(/<p id="replay-since-error" class="field-error" role="alert">Enter/)
           expect(refused.text).toContain(`aria-describedby="replay-since-error"`)
           expect((yield* apiDeliveries(tenant)).map((d) => d.status)).toEqual(["dead", "dead"])
         }

@@ -379,6 +379,31 @@ describe("the integrations pages", () => {
         expect(page.text).toContain(`<p class="notice" role="status">Settings saved.</p>`)
       }))
 
+    it.effect("a form made before the settings changed elsewhere is not applied over them: 409, the form back with a notice", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const session = yield* signIn(tenant.token)
+        const fields = yield* settingsForm(tenant, session)
+        // Meanwhile, through the API (or a receiver's 410), deliveries are paused.
+        const paused = yield* call("POST", `/v1/integration/${tenant.integrationId}/update-settings`, {
+          token: tenant.token,
+          body: { webhookEnabled: false }
+        })
+        expect(paused.status).toBe(200)
+        const before = yield* current(tenant)
+
+        const stale = yield* dashboard("POST", settingsPath(tenant), { session, form: { ...fields, name: "Renamed" } })
+        expect(stale.status).toBe(409)
+        expect(visibleText(stale)).toContain("The settings changed since this page was loaded")
+        expect(yield* current(tenant)).toEqual(before)
+        // The form comes back as sent, with the current version: sending it again is a decision, and applies.
+        const again = formFields(stale, settingsPath(tenant))
+        expect(again["name"]).toBe("Renamed")
+        const saved = yield* dashboard("POST", settingsPath(tenant), { session, form: again })
+        expect(saved.status).toBe(303)
+        expect((yield* current(tenant)).settings.name).toBe("Renamed")
+      }))
+
     it.effect("saving toggles flags, and sets tones, timers, language, other channel settings and the webhook", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()
@@ -621,6 +646,42 @@ describe("the integrations pages", () => {
     // BUG (src/Dashboard/Integrations.ts, parseObject, line 131): JSON that parses but is not an object
     // (a list, a string, a number) is reported as "Should be a JSON object", where the API reports
     // dashboard reports the API's message.
+    it.effect("JSON nested deeper than the API allows is refused at its field (never a 500); a form over the body limit is a page", () =>
+      Effect.gen(function*() {
+        const tenant = yield* makeTenant()
+        const session = yield* signIn(tenant.token)
+        const listPath = `/dashboard/w/${tenant.workspaceId}/integrations`
+        const fields = formFields(yield* dashboard("GET", listPath, { session }), listPath)
+        const before = (yield* call("GET", "/v1/integration/list", { token: tenant.token })).body
+        for (const depth of [65, 20_000]) {
+          const metadata = `{"a":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`
+          const answer = yield* dashboard("POST", listPath, {
+            session,
+            form: { ...fields, name: "Deep", url: "https://hooks.example.com/parley", metadata }
+          })
+          expect(answer.status, String(depth)).toBe(422)
+          expect(errorsAt(answer, "metadata")).toEqual([
+            { msg: "JSON nested deeper than 64 levels", loc: "body.webhook.metadata" }
+          ])
+        }
+        // The API refuses the same nesting, with the same words.
+        const api = yield* call("POST", `/admin/v1/workspaces/${tenant.workspaceId}/integrations`, {
+          token: ADMIN_TOKEN,
+          raw: `{"name":"Deep","webhook":{"url":"https://hooks.example.com/parley","metadata":{"a":${"[".repeat(64)}${"]".repeat(64)}}}}`
+        })
+        expect(api.status).toBe(422)
+        expect(JSON.stringify(api.body)).toContain("JSON nested deeper than 64 levels")
+
+        const huge = yield* dashboard("POST", listPath, {
+          session,
+          form: { ...fields, name: "Huge", url: "https://hooks.example.com/parley", metadata: `{"a":"${"x".repeat(1_100_000)}"}` }
+        })
+        expect(huge.status).toBe(413)
+        expect(huge.headers["content-type"]).toMatch(/^text\/html/)
+        expect(visibleText(huge)).toContain("This form is larger than this Parley accepts")
+        expect((yield* call("GET", "/v1/integration/list", { token: tenant.token })).body).toEqual(before)
+      }))
+
     it.effect("a JSON value that is not an object (metadata, other channel settings): the API's msg, in both forms", () =>
       Effect.gen(function*() {
         const tenant = yield* makeTenant()

@@ -184,6 +184,8 @@ describe("dashboard sign-in", () => {
             "/dashboard//evil.example",
             "/dashboard/\\evil.example",
             "/dashboardevil",
+            "/dashboard/../\\evil.example",
+            "/dashboard/../evil",
             "javascript:alert(1)"
           ]
         ) {
