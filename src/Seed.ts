@@ -86,7 +86,8 @@ const seedDemo = Effect.gen(function*() {
     [
       `Empty database: created a demo workspace, integration and ${demoArticles.length} knowledge-base articles.`,
       ...env.map((line) => `  ${line}`),
-      `  (also in ${file}; its webhooks go to ${webhookUrl}: \`npm run receiver\` listens there and verifies them)`
+      `  (also in ${file}; its webhooks go to ${webhookUrl}: \`npm run receiver\` listens there and verifies them)`,
+      `  The dashboard (/dashboard) signs in with PARLEY_TOKEN (this workspace) or the admin token (every workspace).`
     ].join("\n")
   )
 })

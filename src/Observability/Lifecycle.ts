@@ -49,7 +49,11 @@ export const StartedLive = (options: { readonly workers: boolean }) =>
           "delivery.concurrency": options.workers ? workers.deliveryConcurrency : 0,
           "server.port": port,
           "metrics.port": Option.getOrNull(metricsPort),
-          ...(port !== null ? { url: `http://localhost:${port}`, docs: `http://localhost:${port}/docs` } : {})
+          ...(port !== null ? {
+            url: `http://localhost:${port}`,
+            docs: `http://localhost:${port}/docs`,
+            dashboard: `http://localhost:${port}/dashboard`
+          } : {})
         })
       )
       yield* Effect.addFinalizer(() =>

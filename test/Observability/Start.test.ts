@@ -47,7 +47,8 @@ describe("node dist/main.js", () => {
       "server.port": port,
       "metrics.port": null,
       url: `http://localhost:${port}`,
-      docs: `http://localhost:${port}/docs`
+      docs: `http://localhost:${port}/docs`,
+      dashboard: `http://localhost:${port}/dashboard`
     })
     // Health is logged at debug: below the default level.
     expect(records.filter((r) => r.message === "HTTP request").map((r) => r.annotations["url.path"])).toEqual(["/nothing/here"])
