@@ -45,7 +45,7 @@ const signInPage = (options: { readonly error?: string; readonly next?: string |
   <p>Operators sign in with the admin token; integrators with one of their workspace's API tokens.</p>
   <form method="post" action="/dashboard/sign-in">
     ${options.next === undefined ? "" : html`<input type="hidden" name="next" value="${options.next}">`}
-    <label for="token">Token <span class="hint">The admin token (PARLEY_ADMIN_TOKEN) or an API token (ptk_…)</span></label>
+    <label for="token">Token <span class="hint">The admin token (PARLEY_ADMIN_TOKEN) or an API token (prl_…)</span></label>
     <input id="token" name="token" type="password" autocomplete="current-password" required
       ${options.error === undefined ? "" : html`aria-invalid="true" aria-describedby="token-error"`} autofocus>
     ${options.error === undefined ? "" : html`<p id="token-error" class="error" role="alert">${options.error}</p>`}
