@@ -14,6 +14,7 @@ import { ConversationId, CsatId, CustomerId, EventId, IntegrationId, MessageId, 
 import { DbNumber } from "../Domain/Primitives.js"
 import { ReplyRecord } from "../Domain/Reply.js"
 import { orDieSql } from "../Sql.js"
+import { type KeysetPage, keysetPage } from "./Paging.js"
 
 // -----------------------------------------------------------------------------
 // An integration's conversations
@@ -55,11 +56,8 @@ export interface ConversationPageQuery {
   readonly limit: number
 }
 
-export interface ConversationPage {
-  readonly rows: ReadonlyArray<ConversationListRow>
-  /** The cursor of the next (older) page, when there is one. */
-  readonly older: ConversationId | undefined
-}
+/** A page of conversations; the cursor is a conversation's id. */
+export type ConversationPage = KeysetPage<ConversationListRow, ConversationId>
 
 const decodeListRows = Schema.decodeUnknownEffect(Schema.Array(ConversationListRow))
 
@@ -100,11 +98,7 @@ export const conversationPage = Effect.fn("ConversationQueries.page")(function*(
       SELECT count(*)::int AS messages, max(created_at) AS last_message_at
       FROM messages WHERE conversation_id = p.id) m
     ORDER BY p.created_at DESC, p.id DESC`.pipe(Effect.flatMap(decodeListRows))
-  const page = rows.slice(0, query.limit)
-  return {
-    rows: page,
-    older: rows.length > query.limit ? page.at(-1)?.id : undefined
-  } satisfies ConversationPage
+  return keysetPage(rows, query.limit, (row) => row.id) satisfies ConversationPage
 }, orDieSql)
 
 // -----------------------------------------------------------------------------

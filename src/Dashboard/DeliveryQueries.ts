@@ -11,6 +11,7 @@ import { DeliveryStatus, type EventKind } from "../Domain/Delivery.js"
 import { ConversationId, EventId, type IntegrationId, type WorkspaceId } from "../Domain/Ids.js"
 import { DbNumber } from "../Domain/Primitives.js"
 import { orDieSql } from "../Sql.js"
+import { type KeysetPage, keysetPage } from "./Paging.js"
 
 /** One row of the deliveries table. */
 export const DeliveryRow = Schema.Struct({
@@ -41,11 +42,8 @@ export interface DeliveryPageQuery {
   readonly limit: number
 }
 
-export interface DeliveryPage {
-  readonly rows: ReadonlyArray<DeliveryRow>
-  /** The cursor of the next (older) page, when there is one. */
-  readonly older: number | undefined
-}
+/** A page of deliveries; the cursor is a row's `seq`. */
+export type DeliveryPage = KeysetPage<DeliveryRow, number>
 
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(DeliveryRow))
 
@@ -71,11 +69,7 @@ export const deliveryPage = Effect.fn("DeliveryQueries.page")(function*(query: D
   }
     ORDER BY e.created_at DESC, e.seq DESC
     LIMIT ${query.limit + 1}`.pipe(Effect.flatMap(decodeRows))
-  const page = rows.slice(0, query.limit)
-  return {
-    rows: page,
-    older: rows.length > query.limit ? page.at(-1)?.seq : undefined
-  } satisfies DeliveryPage
+  return keysetPage(rows, query.limit, (row) => row.seq)
 }, orDieSql)
 
 /** One minute of an integration's delivery attempts, summed up by the database. */
