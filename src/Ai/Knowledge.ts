@@ -46,6 +46,7 @@ export class Knowledge extends Context.Service<Knowledge>()("Parley/Knowledge", 
     const addArticle = Effect.fn("Knowledge.addArticle")(
       function*(workspaceId: WorkspaceId, article: ArticleInput) {
         return yield* Effect.gen(function*() {
+          yield* repo.bumpGeneration(workspaceId)
           const stored = yield* repo.insertArticle({ workspaceId, ...article })
           yield* repo.insertChunks(passagesOf(workspaceId, stored.id, article.body))
           return stored
@@ -62,12 +63,13 @@ export class Knowledge extends Context.Service<Knowledge>()("Parley/Knowledge", 
 
     /**
      * Replaces the workspace's article `articleId` (404 for an unknown one or another workspace's). Its
-     * passages are cut again as new rows, which changes the index's version: the next search, on any
-     * instance, finds the new text.
+     * passages are cut again, and the knowledge generation bumped in the same transaction (every change
+     * does, in commit order): the next search, on any instance, finds the new text.
      */
     const updateArticle = Effect.fn("Knowledge.updateArticle")(
       function*(workspaceId: WorkspaceId, articleId: ArticleId, article: ArticleInput) {
         return yield* Effect.gen(function*() {
+          yield* repo.bumpGeneration(workspaceId)
           const updated = yield* repo.updateArticle({ id: articleId, workspaceId, ...article })
           if (Option.isNone(updated)) return yield* articleNotFound
           yield* repo.deleteChunks(workspaceId, articleId)
@@ -81,8 +83,11 @@ export class Knowledge extends Context.Service<Knowledge>()("Parley/Knowledge", 
     /** Deletes the workspace's article `articleId` and its passages (404 for an unknown one or another workspace's). */
     const removeArticle = Effect.fn("Knowledge.removeArticle")(
       function*(workspaceId: WorkspaceId, articleId: ArticleId) {
-        const deleted = yield* repo.deleteArticle({ id: articleId, workspaceId })
-        if (Option.isNone(deleted)) return yield* articleNotFound
+        return yield* Effect.gen(function*() {
+          yield* repo.bumpGeneration(workspaceId)
+          const deleted = yield* repo.deleteArticle({ id: articleId, workspaceId })
+          if (Option.isNone(deleted)) return yield* articleNotFound
+        }).pipe(sql.withTransaction)
       },
       orDieSql
     )

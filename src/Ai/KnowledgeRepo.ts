@@ -119,10 +119,19 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo>()("Parley/Know
      * changed in place (an edited article gets new ones, with new ids), and ids only grow, so the same
      * count and largest id always mean the same passages, with the same titles and links.
      */
+    /**
+     * The version of the workspace's passages: its knowledge generation (bumped by every change,
+     * `bumpGeneration`), with their count and largest id (which also change with a row written another way).
+     */
     const version = (workspaceId: WorkspaceId) =>
       sql<{ readonly version: string }>`
-        SELECT count(*)::text || ':' || coalesce(max(id), 0)::text AS version
-        FROM kb_chunks WHERE workspace_id = ${workspaceId}`.pipe(Effect.map((rows) => rows[0]?.version ?? "0:0"))
+        SELECT (SELECT kb_generation FROM workspaces WHERE id = ${workspaceId})::text || ':' ||
+               count(*)::text || ':' || coalesce(max(id), 0)::text AS version
+        FROM kb_chunks WHERE workspace_id = ${workspaceId}`.pipe(Effect.map((rows) => rows[0]?.version ?? "0:0:0"))
+
+    /** Marks a change of the workspace's knowledge base, in the transaction that makes it. */
+    const bumpGeneration = (workspaceId: WorkspaceId) =>
+      sql`UPDATE workspaces SET kb_generation = kb_generation + 1 WHERE id = ${workspaceId}`.pipe(Effect.asVoid)
 
     return {
       insertArticle,
@@ -134,7 +143,8 @@ export class KnowledgeRepo extends Context.Service<KnowledgeRepo>()("Parley/Know
       listArticles,
       listSummaries,
       chunks,
-      version
+      version,
+      bumpGeneration
     } as const
   })
 }) {

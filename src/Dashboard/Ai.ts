@@ -468,7 +468,7 @@ const articlePage = (request: WorkspaceRequest, article: Article, form: ArticleF
 <p><a href="${aiPath(request, "/knowledge")}">Knowledge base</a> ›</p>
 <section class="panel" aria-labelledby="edit-heading">
   <h2 id="edit-heading">Edit “${article.title}”</h2>
-  <p class="hint">Created ${time(article.createdAt)}; ${count(article.body.length)} characters.</p>
+  <p class="hint">Created ${time(article.createdAt)}; ${count([...article.body].length)} characters.</p>
   <form method="post" action="${articlePath(request, article.id)}">
     ${csrfField(request.session)}
     ${articleFields("article", form)}
@@ -521,6 +521,7 @@ const daysOf = (request: WorkspaceRequest): Result.Result<number, string> => {
 const usd = (cost: number | undefined): Html => {
   if (cost === undefined) return html`<span title="No price for a model used: see AI_PRICES">—</span>`
   if (cost === 0) return html`$0.00`
+  if (cost < 0.0001) return html`&lt; $0.0001`
   return html`$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`
 }
 
@@ -594,10 +595,10 @@ const REPORT_TERMS = html`
 <details>
   <summary>What the columns count</summary>
   <dl class="facts">
-    <dt>Answered by the AI alone</dt><dd>Conversations the AI answered or closed that day that were never handed over to a person.</dd>
+    <dt>Answered by the AI alone</dt><dd>Conversations the AI answered or closed that day that were never handed over to a person (not the fallback message of a model that failed, nor the embedded responder's "I couldn't find an answer"). In the total, a conversation active on several days counts once.</dd>
     <dt>Handed over, closed</dt><dd>Conversations handed over (escalated) or closed that day, by the AI, the integrator or a timeout.</dd>
     <dt>CSAT after AI replies</dt><dd>Average score (1 to 5) of the customers' answers that day in conversations the AI had answered or closed before, and how many.</dd>
-    <dt>Tokens</dt><dd>Every model call of the replies that day: the replies, their checks, titles and summaries.</dd>
+    <dt>Tokens</dt><dd>The model calls recorded with the replies that day: the replies, their checks, titles and summaries. Calls with no reply (the inactivity timers', a reply an agent overtook) are not in it: <code>parley ai usage</code> has every call billed.</dd>
     <dt>Estimated cost</dt><dd>Tokens × the model's price in <code>AI_PRICES</code>; — when a model used has no price.</dd>
   </dl>
 </details>`

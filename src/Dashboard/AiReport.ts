@@ -75,6 +75,17 @@ export type UsageRow = typeof UsageRow.Type
 
 const Request = Schema.Struct({ workspaceId: WorkspaceId, since: Schema.String, until: Schema.String })
 
+/**
+ * The window's conversations, each counted once however many days it was active: what the total row
+ * shows (a sum of the days would count a conversation once per day).
+ */
+export const ConversationTotals = Schema.Struct({
+  answeredByAi: DbNumber,
+  handedOver: DbNumber,
+  closed: DbNumber
+})
+export type ConversationTotals = typeof ConversationTotals.Type
+
 // -------------------------------------------------------------------------------------------------
 // Pricing and putting the rows together (no I/O)
 // -------------------------------------------------------------------------------------------------
@@ -160,10 +171,10 @@ const lineOf = (
   cost: sumCosts(models.map((use) => use.cost))
 })
 
-const totalOf = (lines: ReadonlyArray<ReportLine>): Totals => ({
-  answeredByAi: sum(lines, (line) => line.answeredByAi),
-  handedOver: sum(lines, (line) => line.handedOver),
-  closed: sum(lines, (line) => line.closed),
+const totalOf = (lines: ReadonlyArray<ReportLine>, conversations: ConversationTotals): Totals => ({
+  answeredByAi: conversations.answeredByAi,
+  handedOver: conversations.handedOver,
+  closed: conversations.closed,
   csat: { answers: sum(lines, (line) => line.csat.answers), scoreSum: sum(lines, (line) => line.csat.scoreSum) },
   inputTokens: sum(lines, (line) => line.inputTokens),
   outputTokens: sum(lines, (line) => line.outputTokens),
@@ -178,7 +189,8 @@ export const buildReport = (
   window: ReportWindow,
   activity: ReadonlyArray<ActivityRow>,
   usage: ReadonlyArray<UsageRow>,
-  prices: ReadonlyMap<string, ModelPrice>
+  prices: ReadonlyMap<string, ModelPrice>,
+  conversations: ConversationTotals
 ): Report => {
   const key = (row: { readonly integrationId: IntegrationId; readonly day: string }) => `${row.day} ${row.integrationId}`
   const keys = new Map<string, { readonly integrationId: IntegrationId; readonly day: string }>()
@@ -191,7 +203,7 @@ export const buildReport = (
   const unpriced = [
     ...new Set(priced.flatMap((use) => use.cost === undefined ? [use.model ?? `${use.provider} (no model)`] : []))
   ].sort()
-  return { window, lines, total: totalOf(lines), unpriced }
+  return { window, lines, total: totalOf(lines, conversations), unpriced }
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -202,6 +214,17 @@ const makeQueries = (sql: SqlClient.SqlClient) => {
   const dayOf = (column: string) => sql.literal(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD')`)
   // An AI reply: the reply job answered or closed (a close may send no message), not a hand-over.
   const aiReply = (alias: string) => sql.literal(`${alias}.action IN ('answer', 'close')`)
+  // An AI reply that answered: not the fallback message of a model that failed (its error is kept),
+  // nor the embedded responder's "I couldn't find an answer" (it answers only with passages it cites).
+  const aiAnswer = (alias: string) =>
+    sql.literal(
+      `${alias}.action IN ('answer', 'close') AND ${alias}.error IS NULL AND ` +
+        `NOT (${alias}.provider = 'embedded' AND ${alias}.action = 'answer' AND jsonb_array_length(${alias}.citations) = 0)`
+    )
+  const neverHandedOver = (alias: string) =>
+    sql.literal(
+      `NOT EXISTS (SELECT 1 FROM conversation_status_changes s WHERE s.conversation_id = ${alias}.conversation_id AND s.to_status = 'escalated')`
+    )
 
   const activity = SqlSchema.findAll({
     Request,
@@ -217,9 +240,7 @@ const makeQueries = (sql: SqlClient.SqlClient) => {
             FROM reply_metadata r JOIN conversations c ON c.id = r.conversation_id
             WHERE r.workspace_id = ${workspaceId} AND c.workspace_id = ${workspaceId}
               AND r.created_at >= ${since}::timestamptz AND r.created_at < ${until}::timestamptz
-              AND ${aiReply("r")}
-              AND NOT EXISTS (SELECT 1 FROM conversation_status_changes s
-                              WHERE s.conversation_id = r.conversation_id AND s.to_status = 'escalated')
+              AND ${aiAnswer("r")} AND ${neverHandedOver("r")}
             GROUP BY 1, 2
             UNION ALL
             SELECT c.integration_id, ${dayOf("s.changed_at")}, 0,
@@ -254,7 +275,23 @@ const makeQueries = (sql: SqlClient.SqlClient) => {
           ORDER BY 2 DESC, 1, 3, 4`
   })
 
-  return { activity, usage } as const
+  const conversations = SqlSchema.findOne({
+    Request,
+    Result: ConversationTotals,
+    execute: ({ since, until, workspaceId }) =>
+      sql`SELECT
+            (SELECT count(DISTINCT r.conversation_id) FROM reply_metadata r
+             WHERE r.workspace_id = ${workspaceId}
+               AND r.created_at >= ${since}::timestamptz AND r.created_at < ${until}::timestamptz
+               AND ${aiAnswer("r")} AND ${neverHandedOver("r")}) AS answered_by_ai,
+            count(DISTINCT s.conversation_id) FILTER (WHERE s.to_status = 'escalated') AS handed_over,
+            count(DISTINCT s.conversation_id) FILTER (WHERE s.to_status = 'closed') AS closed
+          FROM conversation_status_changes s JOIN conversations c ON c.id = s.conversation_id
+          WHERE c.workspace_id = ${workspaceId} AND s.to_status IN ('escalated', 'closed')
+            AND s.changed_at >= ${since}::timestamptz AND s.changed_at < ${until}::timestamptz`
+  })
+
+  return { activity, usage, conversations } as const
 }
 
 /** The workspace's report of the last `days` days (UTC, today included), priced with `prices`. */
@@ -263,8 +300,12 @@ export const readReport = Effect.fn("AiReport.read")(
     const queries = makeQueries(yield* SqlClient.SqlClient)
     const window = reportWindow(yield* DateTime.now, days)
     const request = { workspaceId, since: startOf(window.from), until: endOf(window.to) }
-    const [activity, usage] = yield* Effect.all([queries.activity(request), queries.usage(request)])
-    return buildReport(window, activity, usage, prices)
+    const [activity, usage, conversations] = yield* Effect.all([
+      queries.activity(request),
+      queries.usage(request),
+      queries.conversations(request)
+    ])
+    return buildReport(window, activity, usage, prices, conversations)
   },
   orDieSql
 )

@@ -8,6 +8,7 @@ import * as Model from "effect/schema/Model"
 import * as Schema from "effect/Schema"
 import { CreatedAt, Internal } from "./Fields.js"
 import { InstructionsId, IntegrationId, WorkspaceId } from "./Ids.js"
+import { Text } from "./Primitives.js"
 
 /** The most characters one version may have: instructions are rules, not a knowledge base. */
 export const MAX_INSTRUCTIONS_CHARS = 2000
@@ -28,7 +29,8 @@ export const InstructionsJson = Instructions.json.annotate({
 })
 
 export const NewInstructions = Schema.Struct({
-  text: Schema.String.check(
+  // Storable text (no NUL, no lone surrogate: PostgreSQL would refuse or alter it), at most the limit.
+  text: Text.check(
     Schema.isMaxLength(MAX_INSTRUCTIONS_CHARS, {
       message: `Instructions should have at most ${MAX_INSTRUCTIONS_CHARS} characters`
     })

@@ -15,6 +15,7 @@ import conversationLanguage from "./0013_conversation_language.js"
 import contextSummary from "./0014_context_summary.js"
 import instructions from "./0015_instructions.js"
 import dashboardIndexes from "./0016_dashboard_indexes.js"
+import knowledgeGeneration from "./0017_knowledge_generation.js"
 
 /** Numbered migrations, run in order at start. Never edit one after it has landed: add the next. */
 const all = {
@@ -33,7 +34,8 @@ const all = {
   "0013_conversation_language": conversationLanguage,
   "0014_context_summary": contextSummary,
   "0015_instructions": instructions,
-  "0016_dashboard_indexes": dashboardIndexes
+  "0016_dashboard_indexes": dashboardIndexes,
+  "0017_knowledge_generation": knowledgeGeneration
 }
 
 export const migrations = Migrator.fromRecord(all)

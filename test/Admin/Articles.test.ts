@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Knowledge } from "../../src/Ai/Knowledge.js"
 import { WorkspaceId } from "../../src/Domain/Ids.js"
 import { ArticleJson } from "../../src/Domain/Knowledge.js"
@@ -117,6 +118,28 @@ describe("PUT|DELETE /admin/v1/workspaces/{workspaceId}/articles/{articleId}", (
         expect(yield* articlesOf(other)).toEqual([])
         expect(yield* titlesFound(owner, "warehouse")).toEqual(["Shipping"])
         expect(yield* titlesFound(other, "Hijacked")).toEqual([])
+      }))
+
+    it.effect("every change of the knowledge base bumps its generation in the same transaction, a refused one does not", () =>
+      Effect.gen(function*() {
+        // The search index's version: an edit and an addition committing out of the order of their
+        // passages' ids could leave the count and the largest id as they were; the generation cannot.
+        const workspaceId = yield* createWorkspace("Generations")
+        const generation = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql<{ readonly g: string }>`SELECT kb_generation::text AS g FROM workspaces WHERE id = ${workspaceId}`).pipe(
+            Effect.map((rows) => Number(rows[0]?.g)),
+            Effect.orDie
+          )
+        expect(yield* generation).toBe(0)
+        const article = yield* addArticle(workspaceId)
+        expect(yield* generation).toBe(1)
+        expect((yield* admin("PUT", `/workspaces/${workspaceId}/articles/${article.id}`, SHIPPING)).status).toBe(200)
+        expect(yield* generation).toBe(2)
+        expect((yield* admin("PUT", `/workspaces/${workspaceId}/articles/${UNKNOWN_ARTICLE}`, SHIPPING)).status).toBe(404)
+        expect((yield* admin("DELETE", `/workspaces/${workspaceId}/articles/${UNKNOWN_ARTICLE}`)).status).toBe(404)
+        expect(yield* generation).toBe(2)
+        expect((yield* admin("DELETE", `/workspaces/${workspaceId}/articles/${article.id}`)).status).toBe(204)
+        expect(yield* generation).toBe(3)
       }))
   })
 })

@@ -157,6 +157,14 @@ describe("the dashboard's AI section", () => {
         expect(fieldErrorOf(tooLong, "instructions-text")).toBe("Instructions should have at most 2000 characters")
         expect(tooLong.text).toContain(`aria-invalid="true" aria-describedby="instructions-text-error"`)
         expect(tooLong.text).toContain("x".repeat(2001))
+        // Text PostgreSQL cannot store (a NUL): 422 with the API's message, as the admin API answers.
+        const nul = yield* post(session, path, { scope: "workspace", text: "a\u0000b" })
+        expect(nul.status).toBe(422)
+        const api = yield* admin("POST", `/workspaces/${workspace.id}/instructions`, { text: "a\u0000b" })
+        expect(api.status).toBe(422)
+        expect(fieldErrorOf(nul, "instructions-text")).toBe(
+          (api.body as { detail: ReadonlyArray<{ msg: string }> }).detail[0]?.msg
+        )
         // Another workspace's integration is not a scope of this one.
         const other = yield* createWorkspace("Other")
         const foreign = yield* createIntegration(other.id, "Foreign")
@@ -373,6 +381,18 @@ describe("the AI report", () => {
         expect(text).toContain(`AI_PRICES="unpriced-model=0.15/0.60"`)
         expect(report.text).not.toContain(KEY)
       }))
+
+    it.effect("a reply that did not answer (the embedded responder's \"I couldn't find an answer\") is not answered by the AI", () =>
+      Effect.gen(function*() {
+        // The embedded responder, no article, no escalation: it says it found nothing, as an answer.
+        const tenant = yield* makeTenant({ supportedFeatures: { escalation: false } })
+        yield* askAndWait(tenant, "c-nothing", "Where is my parcel?", 1)
+        const session = yield* signInTo(tenant.workspaceId)
+        const text = visibleText(yield* page(session, `/dashboard/w/${tenant.workspaceId}/ai/report`))
+        const today = /to (\d{4}-\d{2}-\d{2}) \(UTC\)/.exec(text)![1]!
+        expect(text).toContain(`${today} Test integration 0 0 0 — 0 0 $0.00`)
+        expect(text).toContain(`${today} Test integration embedded — 1 0 0 $0.00`)
+      }))
   })
 })
 
@@ -406,7 +426,9 @@ describe("the report's rows put together", () => {
         use(shop, "2026-11-22", "embedded", null, 0, 0),
         use(shop, "2026-11-23", "anthropic", "claude-3-5-haiku", 10, 10)
       ],
-      prices
+      prices,
+      // Counted once over the window, whatever the days: not the sum of the lines.
+      { answeredByAi: 1, handedOver: 1, closed: 1 }
     )
     expect(report.lines.map((line) => [line.day, line.integrationId, line.answeredByAi, line.inputTokens, line.cost])).toEqual([
       ["2026-11-23", shop, 0, 10, undefined],
@@ -416,7 +438,7 @@ describe("the report's rows put together", () => {
     expect(report.lines[2]!.models.map((m) => m.cost)).toEqual([0.9, 0])
     expect(report.lines[2]!.csat).toEqual({ answers: 2, scoreSum: 9 })
     expect(report.total).toEqual({
-      answeredByAi: 2,
+      answeredByAi: 1,
       handedOver: 1,
       closed: 1,
       csat: { answers: 2, scoreSum: 9 },
