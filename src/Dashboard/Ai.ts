@@ -33,7 +33,7 @@ import {
   ReportDays,
   type ReportLine
 } from "./AiReport.js"
-import { externalLink, fieldError, invalidIf, notice, options, time, workspacePage, workspacePath } from "./Components.js"
+import { doneNotice, externalLink, fieldError, invalidIf, options, time, workspacePage, workspacePath } from "./Components.js"
 import { DashboardSettings } from "./Settings.js"
 import { type Html, html } from "./Html.js"
 import {
@@ -91,8 +91,6 @@ const DONE: Readonly<Record<string, string>> = {
   updated: "Article saved: the AI finds the new text from now on.",
   removed: "Article removed: the AI no longer finds it."
 }
-
-const doneNotice = (request: WorkspaceRequest) => notice(DONE[request.url.searchParams.get("done") ?? ""])
 
 /** A problem of a form's field, by the field's name. */
 type FieldErrors = Readonly<Record<string, string | undefined>>
@@ -260,7 +258,7 @@ const modelPage = (request: WorkspaceRequest, form: Option.Option<InstructionsFo
       tab: "model",
       title: "Model and instructions",
       status,
-      body: html`${doneNotice(request)}${modelSection(request, settings)}${
+      body: html`${doneNotice(request, DONE)}${modelSection(request, settings)}${
         instructionsSection(request, integrations, versions, shown)
       }`
     })
@@ -434,7 +432,7 @@ const knowledgePage = (request: WorkspaceRequest, form: ArticleForm, status = 20
       tab: "knowledge",
       title: "Knowledge base",
       status,
-      body: html`${doneNotice(request)}${search}${articlesSection(request, articles)}${addSection(request, form)}`
+      body: html`${doneNotice(request, DONE)}${search}${articlesSection(request, articles)}${addSection(request, form)}`
     })
   })
 

@@ -283,6 +283,18 @@ describe("the dashboard's AI section", () => {
         expect((yield* page(session, `/dashboard/w/${b.id}/ai/knowledge/not-an-id`)).status).toBe(404)
       }))
 
+    it.effect("a ?done= code the page does not know shows no notice, a name of Object's prototype included", () =>
+      Effect.gen(function*() {
+        const workspace = yield* createWorkspace("Notices")
+        const session = yield* signInTo(workspace.id)
+        for (const done of ["constructor", "toString", "__proto__", "nonsense"]) {
+          const shown = yield* page(session, `/dashboard/w/${workspace.id}/ai?done=${done}`)
+          expect(shown.status).toBe(200)
+          expect(shown.text, done).not.toContain(`class="notice"`)
+        }
+        expect((yield* page(session, `/dashboard/w/${workspace.id}/ai?done=instructions`)).text).toContain(`class="notice"`)
+      }))
+
     it.effect("the report refuses days outside 1 to 90 (422) and says when there is no activity", () =>
       Effect.gen(function*() {
         const workspace = yield* createWorkspace("Quiet")
